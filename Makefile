@@ -1,0 +1,56 @@
+# Finds a Python >= 3.12 on this machine, builds .venv with it, and runs the demo or the tests.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# Candidates in order of preference; each is tried for real, because pyenv shims exist on PATH
+# for versions that are installed but not selected (they fail when run).
+PY_CANDIDATES := python3.12 python3.13 python3.14 python3 \
+	$(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3) \
+	$(wildcard /usr/local/bin/python3.1[2-9]) $(wildcard /usr/bin/python3.1[2-9])
+
+.PHONY: demo test lint types unit venv clean bench-fk bench-extract
+
+$(STAMP): pyproject.toml
+	@if [ ! -x $(PY) ]; then \
+	  found=""; \
+	  for c in $(PY_CANDIDATES); do \
+	    if $$c -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; then \
+	      found=$$c; break; fi; \
+	  done; \
+	  if [ -z "$$found" ]; then \
+	    echo "error: schemawise needs Python >= 3.12 and none was found (tried: $(PY_CANDIDATES))." >&2; \
+	    echo "hint: install python3.12 and run make again." >&2; exit 1; fi; \
+	  echo "Using $$found ($$($$found --version)) for $(VENV)"; \
+	  $$found -m venv $(VENV); \
+	fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/schemawise demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+
+types: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(PY) -m pytest -q tests/unit
+
+test: lint types
+	$(PY) -m pytest -q
+
+bench-fk: $(STAMP)
+	$(VENV)/bin/schemawise bench fk-recovery ../shared/bench/spider/database --json
+
+bench-extract: $(STAMP)
+	$(VENV)/bin/schemawise bench extract --tables 500,1000,2000 --json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
