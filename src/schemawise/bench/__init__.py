@@ -1,0 +1,1 @@
+"""`schemawise bench …`: each module measures one capability and returns one JSON document."""

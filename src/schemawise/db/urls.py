@@ -1,0 +1,61 @@
+"""Database URLs: what a user may type, and what it names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from schemawise.errors import InvalidURLError
+
+Kind = Literal["postgres", "sqlite", "duckdb", "embedded"]
+
+EXAMPLES = (
+    "postgresql://user:password@host:5432/dbname, sqlite:///path/to/file.sqlite, "
+    "duckdb:///path/to/file.duckdb, or 'embedded' for schemawise's own database"
+)
+
+
+@dataclass(frozen=True)
+class ParsedURL:
+    kind: Kind
+    target: str  # the URL for Postgres, the file path for SQLite and DuckDB
+
+
+def _file_path(rest: str) -> str:
+    # sqlite:///abs/path and sqlite:////abs/path both mean /abs/path when the relative reading
+    # names no file: people type three slashes for absolute paths far more often than not.
+    path = Path(rest)
+    if not path.is_absolute() and not path.exists() and Path("/" + rest).exists():
+        return "/" + rest
+    return rest
+
+
+def parse_url(url: str) -> ParsedURL:
+    url = url.strip()
+    if not url:
+        raise InvalidURLError("The database URL is empty.", f"Give a URL such as {EXAMPLES}.")
+    lowered = url.lower()
+    if lowered in {"embedded", "demo"}:
+        return ParsedURL("embedded", "")
+    if lowered.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+        return ParsedURL("postgres", url.replace("postgresql+psycopg://", "postgresql://", 1))
+    for prefix, kind in (("sqlite:///", "sqlite"), ("duckdb:///", "duckdb")):
+        if lowered.startswith(prefix):
+            return ParsedURL(kind, _file_path(url[len(prefix) :]))  # type: ignore[arg-type]
+    suffix = Path(url).suffix.lower()
+    if suffix in {".sqlite", ".sqlite3", ".db"}:
+        return ParsedURL("sqlite", url)
+    if suffix == ".duckdb":
+        return ParsedURL("duckdb", url)
+    raise InvalidURLError(f"Unsupported database URL: {url!r}.", f"Use one of: {EXAMPLES}.")
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for output and error messages."""
+    if "://" not in url or "@" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    credentials, host = rest.rsplit("@", 1)
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url

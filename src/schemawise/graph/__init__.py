@@ -1,0 +1,1 @@
+"""The schema graph: tables, columns, keys and typed edges with verified cardinality."""

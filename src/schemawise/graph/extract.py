@@ -1,0 +1,277 @@
+"""Build the schema graph of a source: catalog, declared and inferred edges, cardinality."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from schemawise.db.base import Source
+from schemawise.graph import cardinality
+from schemawise.graph.datachecks import DataChecker
+from schemawise.graph.infer import (
+    MIN_CONFIDENCE,
+    Candidate,
+    QueryLogEntry,
+    join_pairs,
+    name_candidates,
+    overlap_candidates,
+    query_log_candidates,
+)
+from schemawise.graph.lineage import resolve_reads
+from schemawise.graph.model import Edge, Evidence, Problem, SchemaGraph
+from schemawise.graph.naming import KEY_WORDS, split_identifier, types_compatible
+
+# Inclusion at or above this confirms a candidate; below REJECT it is dropped.
+CONFIRM_INCLUSION = 0.95
+REJECT_INCLUSION = 0.9
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ExtractOptions:
+    data_checks: bool = True
+    infer: bool = True
+    query_log: list[QueryLogEntry] | None = None
+    budget_seconds: float = 60.0
+    check_timeout_ms: int = 5000
+    sample_rows: int = 200_000
+
+
+def extract_graph(
+    source: Source,
+    options: ExtractOptions | None = None,
+    progress: Progress | None = None,
+) -> SchemaGraph:
+    options = options or ExtractOptions()
+    say = progress or (lambda _: None)
+    say("reading catalog")
+    catalog = source.read_catalog()
+    graph = SchemaGraph(
+        source=source.display_url,
+        dialect=source.dialect,
+        tables=catalog.tables,
+        problems=list(catalog.problems),
+    )
+    for fk in catalog.foreign_keys:
+        graph.edges.append(
+            Edge(
+                child_table=fk.child_table,
+                child_columns=list(fk.child_columns),
+                parent_table=fk.parent_table,
+                parent_columns=list(fk.parent_columns),
+                source="foreign_key",
+                confidence=1.0,
+                evidence=Evidence(rule="declared"),
+            )
+        )
+    _add_view_lineage(graph, catalog.view_definitions, source.dialect)
+    checker = (
+        DataChecker(
+            source,
+            budget_seconds=options.budget_seconds,
+            timeout_ms=options.check_timeout_ms,
+            sample_rows=options.sample_rows,
+        )
+        if options.data_checks
+        else None
+    )
+    if options.infer:
+        say("inferring joins")
+        _infer(graph, checker, options.query_log)
+    say("measuring cardinality")
+    for edge in graph.edges:
+        if edge.via is None:
+            cardinality.assign(edge, graph, checker)
+    _add_bridges(graph)
+    if checker is not None:
+        graph.problems.extend(checker.problems)
+        if checker.skipped_for_budget:
+            graph.problems.append(
+                _budget_problem(checker.skipped_for_budget, options.budget_seconds)
+            )
+    graph.partial = bool(graph.problems)
+    graph.version = graph.compute_version()
+    return graph
+
+
+def _budget_problem(skipped: int, budget: float) -> Problem:
+    return Problem(
+        stage="data_check",
+        message=f"time budget of {budget:g}s spent: {skipped} data checks skipped; "
+        "their edges keep declared cardinality",
+        hint="Raise --budget, or run with --no-data-checks for structure only.",
+    )
+
+
+def _add_view_lineage(graph: SchemaGraph, definitions: dict[str, str], dialect: str) -> None:
+    """A view that carries a base table's key joins like that table: add that edge."""
+    for view in graph.tables:
+        definition = definitions.get(view.name)
+        if view.kind == "table" or not definition:
+            continue
+        view.reads = resolve_reads(view, definition, graph, dialect)
+        for base_name in view.reads:
+            base = graph.table(base_name)
+            if base is None or len(base.primary_key) != 1:
+                continue
+            column = view.column(base.primary_key[0])
+            if column is None:
+                continue
+            graph.edges.append(
+                Edge(
+                    child_table=view.name,
+                    child_columns=[column.name],
+                    parent_table=base.name,
+                    parent_columns=[base.primary_key[0]],
+                    source="view_lineage",
+                    confidence=0.8,
+                    evidence=Evidence(rule="view_reads_key"),
+                )
+            )
+
+
+def _measured_keys(graph: SchemaGraph, checker: DataChecker | None) -> set[tuple[str, str]]:
+    """Key-like columns of tables that declare no key, unique on the data: possible parents."""
+    found: set[tuple[str, str]] = set()
+    if checker is None:
+        return found
+    for table in graph.tables:
+        if table.kind != "table" or table.primary_key or table.unique:
+            continue
+        for column in table.columns:
+            words = split_identifier(column.name)
+            if words and words[-1] in KEY_WORDS and checker.uniqueness(
+                table.name, [column.name]
+            ).unique:
+                found.add((table.name, column.name))
+    return found
+
+
+def _infer(
+    graph: SchemaGraph, checker: DataChecker | None, query_log: list[QueryLogEntry] | None
+) -> None:
+    taken = {e.unordered_key() for e in graph.edges}
+    candidates: list[Candidate] = name_candidates(graph, _measured_keys(graph, checker))
+    if query_log:
+        candidates += query_log_candidates(graph, join_pairs(query_log, graph.dialect))
+    kept: dict[frozenset[tuple[str, tuple[str, ...]]], Edge] = {}
+    for candidate in candidates:
+        edge = candidate.edge
+        key = edge.unordered_key()
+        if key in taken:
+            continue
+        verdict = _confirm(edge, graph, checker, candidate.needs_confirmation)
+        if verdict is None:
+            continue
+        previous = kept.get(key)
+        if previous is None or verdict.confidence > previous.confidence:
+            kept[key] = verdict
+    # A column placed by a name or the log is not offered to the value-only rule.
+    placed = {(e.child_table, e.child_columns[0]) for e in kept.values()}
+    placed |= {(e.child_table, c) for e in graph.edges for c in e.child_columns}
+    if checker is not None:
+        for edge in _confirm_overlaps(graph, checker, overlap_candidates(graph, placed)):
+            if edge.unordered_key() not in taken and edge.unordered_key() not in kept:
+                kept[edge.unordered_key()] = edge
+    graph.edges.extend(kept.values())
+
+
+def _confirm(
+    edge: Edge, graph: SchemaGraph, checker: DataChecker | None, needs_confirmation: bool
+) -> Edge | None:
+    """Keep, strengthen or reject a candidate by value inclusion; None means rejected."""
+    measured = checker.inclusion(*_inclusion_args(edge, graph), same_types=_same_types(edge, graph)) if checker else None
+    if measured is None:
+        if needs_confirmation or edge.confidence < MIN_CONFIDENCE:
+            return None
+        edge.evidence.notes.append("not confirmed on data (no rows or no data checks)")
+        return edge
+    inclusion, distinct = measured
+    edge.evidence.inclusion = round(inclusion, 4)
+    if inclusion < REJECT_INCLUSION or (needs_confirmation and inclusion < CONFIRM_INCLUSION):
+        return None
+    if inclusion >= CONFIRM_INCLUSION:
+        edge.confidence = round(min(0.99, edge.confidence + 0.1), 3)
+        edge.evidence.notes.append(f"{distinct} distinct values checked against the parent")
+    return edge
+
+
+def _inclusion_args(edge: Edge, graph: SchemaGraph) -> tuple[str, list[str], str, list[str]]:
+    return edge.child_table, edge.child_columns, edge.parent_table, edge.parent_columns
+
+
+def _same_types(edge: Edge, graph: SchemaGraph) -> bool:
+    child, parent = graph.table(edge.child_table), graph.table(edge.parent_table)
+    if child is None or parent is None:
+        return False
+    for c, p in zip(edge.child_columns, edge.parent_columns, strict=True):
+        cc, pc = child.column(c), parent.column(p)
+        if cc is None or pc is None or cc.type.lower() != pc.type.lower():
+            return False
+        if not types_compatible(cc.type, pc.type):
+            return False
+    return True
+
+
+def _confirm_overlaps(
+    graph: SchemaGraph, checker: DataChecker, candidates: list[Candidate]
+) -> list[Edge]:
+    """Keep a key-like column's edge only when exactly one parent holds all of its values."""
+    by_column: dict[tuple[str, str], list[Edge]] = defaultdict(list)
+    for candidate in candidates:
+        edge = candidate.edge
+        by_column[(edge.child_table, edge.child_columns[0])].append(edge)
+    confirmed = []
+    for edges in by_column.values():
+        passing = []
+        for edge in edges:
+            measured = checker.inclusion(*_inclusion_args(edge, graph), same_types=_same_types(edge, graph))
+            # Fewer than 3 distinct values fit almost any key range: not evidence.
+            if measured and measured[0] >= 1.0 and measured[1] >= 3:
+                edge.evidence.inclusion = 1.0
+                edge.evidence.notes.append(f"all {measured[1]} distinct values found in parent")
+                passing.append(edge)
+        if len(passing) == 1:
+            confirmed.append(passing[0])
+    return confirmed
+
+
+def _add_bridges(graph: SchemaGraph) -> None:
+    """A table whose key is two foreign keys relates their parents many-to-many."""
+    outgoing: dict[str, list[Edge]] = defaultdict(list)
+    for edge in graph.edges:
+        if edge.via is None and edge.source != "view_lineage":
+            outgoing[edge.child_table].append(edge)
+    for bridge_name, edges in outgoing.items():
+        bridge = graph.table(bridge_name)
+        if bridge is None or bridge.kind != "table":
+            continue
+        key = {c.lower() for c in bridge.primary_key}
+        all_columns = {c.name.lower() for c in bridge.columns}
+        for i, first in enumerate(edges):
+            for second in edges[i + 1 :]:
+                used = {c.lower() for c in first.child_columns + second.child_columns}
+                is_bridge = (key and used == key) or (not key and len(all_columns - used) <= 1)
+                if not is_bridge:
+                    continue
+                both_declared = first.source == second.source == "foreign_key"
+                graph.edges.append(
+                    Edge(
+                        child_table=first.parent_table,
+                        child_columns=first.parent_columns,
+                        parent_table=second.parent_table,
+                        parent_columns=second.parent_columns,
+                        cardinality="many_to_many",
+                        source="foreign_key" if both_declared else second.source,
+                        confidence=round(min(first.confidence, second.confidence), 3),
+                        evidence=Evidence(
+                            cardinality_basis="declared" if both_declared else "measured",
+                            rule="bridge_table",
+                            notes=[f"through {bridge_name}: {first.describe()}; "
+                                   f"{second.describe()}"],
+                        ),
+                        via=bridge_name,
+                    )
+                )

@@ -1,0 +1,352 @@
+"""Joins a warehouse never declared: from names, from a query log, from values.
+
+Candidate generation here is pure; confirmation by value inclusion is in `datachecks`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.scope import traverse_scope
+
+from schemawise.errors import SchemawiseError
+from schemawise.graph.model import Edge, Evidence, SchemaGraph, Table
+from schemawise.graph.naming import (
+    GENERIC_WORDS,
+    KEY_WORDS,
+    ends_with,
+    entity_words,
+    is_generic,
+    sequence_match,
+    singular_words,
+    split_identifier,
+    type_affinity,
+    types_compatible,
+)
+
+# Confidence of each naming rule before any data check; see docs/graph.md for the rules.
+RULE_CONFIDENCE = {
+    "same_name": 0.9,
+    "table_and_key": 0.85,
+    "role_and_key": 0.75,
+    "table_name": 0.6,
+    "shared_key": 0.8,
+}
+# Key names specific enough that one table owning them as its key is evidence of a reference.
+SPECIFIC_KEY_NAMES = frozenset({"uuid", "guid", "sku"})
+# A candidate below this is not reported unless value inclusion confirms it.
+MIN_CONFIDENCE = 0.5
+
+
+@dataclass
+class Candidate:
+    edge: Edge
+    # Candidates that need the data to agree before they are kept (weak name signals).
+    needs_confirmation: bool = False
+    alternatives: int = 0
+
+
+@dataclass
+class KeyColumn:
+    table: Table
+    column: str
+    declared: bool
+    # A column that is not a key but is named after its table (`area_code_state.state`):
+    # only the same-name rule may point at it, and only the data can confirm it.
+    named_only: bool = False
+    # The only table in the catalog whose single-column key has this name.
+    sole_owner: bool = False
+
+
+def _bare(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _key_columns(table: Table, measured_unique: set[tuple[str, str]]) -> list[KeyColumn]:
+    declared = [k[0] for k in [table.primary_key, *table.unique] if len(k) == 1]
+    keys = [KeyColumn(table, name, True) for name in declared]
+    keys += [
+        KeyColumn(table, column, False)
+        for table_name, column in measured_unique
+        if table_name == table.name and column not in declared
+    ]
+    entity = entity_words(_bare(table.name))
+    for column in table.columns:
+        words = singular_words(column.name)
+        if column.name not in declared and not is_generic(column.name) and words:
+            if ends_with(entity, words) and not any(k.column == column.name for k in keys):
+                keys.append(KeyColumn(table, column.name, False, named_only=True))
+    return keys
+
+
+def _table_tails(table: Table) -> list[tuple[str, ...]]:
+    """Suffixes of a table's entity words: `tv_channel` → (tv, channel), (channel)."""
+    words = entity_words(_bare(table.name))
+    return [words[i:] for i in range(len(words))]
+
+
+def _name_score(child_col: str, key: KeyColumn) -> tuple[str, float] | None:
+    """The best naming rule that says `child_col` references `key`, with its score."""
+    col_words = split_identifier(child_col)
+    key_words = split_identifier(key.column)
+    tails = _table_tails(key.table)
+    entity = tails[0] if tails else ()
+    best: tuple[str, float] | None = None
+
+    def consider(rule: str, score: float) -> None:
+        nonlocal best
+        value = RULE_CONFIDENCE[rule] * score
+        if score > 0 and (best is None or value > best[1]):
+            best = (rule, value)
+
+    if child_col.lower() == key.column.lower() and not is_generic(child_col):
+        # The same name is a reference only when the name is about the parent table.
+        stem = tuple(w for w in col_words if w not in KEY_WORDS) or col_words
+        consider("same_name", max(ends_with(stem, tail) for tail in tails[:1] or [()]))
+        if _contains(entity, stem):
+            consider("same_name", 0.9)
+    elif child_col.lower() == key.column.lower() and key.sole_owner and (
+        not is_generic(child_col) or child_col.lower() in SPECIFIC_KEY_NAMES
+    ):
+        # frpm.CDSCode → schools.CDSCode: one table owns the name as its key.
+        consider("shared_key", 1.0)
+    if key.named_only:
+        return best
+    key_is_generic = all(w in KEY_WORDS for w in key_words)
+    key_stem = tuple(w for w in key_words if w not in KEY_WORDS)
+    is_primary = key.table.primary_key == [key.column]
+    for tail in tails:
+        if key_is_generic:
+            # customer_id → customers.id, CountryCode → country.Code, ship_id → ship.id
+            consider("table_and_key", sequence_match(col_words, tail + key_words))
+            consider("role_and_key", ends_with(col_words, tail + key_words))
+        elif key_stem and any(sequence_match(key_stem, t) for t in tails):
+            # permanent_address_id → addresses.address_id
+            consider("role_and_key", ends_with(col_words, key_words))
+        if is_primary and col_words[-1:] and col_words[-1] not in KEY_WORDS and not all(
+            w in GENERIC_WORDS for w in tail
+        ):
+            # Continent → continents.ContId, DestAirport → airports.AirportCode
+            consider("table_name", ends_with(col_words, tail))
+    return best
+
+
+def _contains(words: tuple[str, ...], part: tuple[str, ...]) -> bool:
+    n = len(part)
+    return bool(n) and any(
+        sequence_match(words[i : i + n], part) == 1.0 for i in range(len(words) - n + 1)
+    )
+
+
+def name_candidates(
+    graph: SchemaGraph, measured_unique: set[tuple[str, str]] | None = None
+) -> list[Candidate]:
+    """Edges suggested by column names; one parent per child column (the best-scoring)."""
+    measured_unique = measured_unique or set()
+    bases = [t for t in graph.tables if t.kind != "view"]
+    keys = [k for t in bases if t.kind == "table" for k in _key_columns(t, measured_unique)]
+    owners = Counter(k.column.lower() for k in keys if k.declared)
+    for key in keys:
+        key.sole_owner = key.declared and owners[key.column.lower()] == 1
+    declared_children = {(e.child_table, tuple(e.child_columns)) for e in graph.edges}
+    out: list[Candidate] = []
+    for child in bases:
+        own_pk = child.primary_key[0] if len(child.primary_key) == 1 else None
+        for column in child.columns:
+            if (child.name, (column.name,)) in declared_children:
+                continue
+            scored: list[tuple[float, str, KeyColumn]] = []
+            for key in keys:
+                if key.table.name == child.name:
+                    continue
+                parent_col = key.table.column(key.column)
+                affinity = type_affinity(column.type, parent_col.type) if parent_col else 0.0
+                if affinity == 0.0:
+                    continue
+                result = _name_score(column.name, key)
+                if result is None:
+                    continue
+                rule, score = result
+                if column.name == own_pk and rule != "same_name":
+                    continue  # a table's own id does not point elsewhere by a loose rule
+                score *= affinity * (1.0 if key.declared else 0.9)
+                scored.append((score, rule, key))
+            if not scored:
+                continue
+            scored.sort(key=lambda s: (-s[0], s[2].table.name))
+            score, rule, key = scored[0]
+            parent_col = key.table.column(key.column)
+            loose_types = parent_col is not None and type_affinity(
+                column.type, parent_col.type
+            ) < 1.0
+            edge = Edge(
+                child_table=child.name,
+                child_columns=[column.name],
+                parent_table=key.table.name,
+                parent_columns=[key.column],
+                source="inferred_name",
+                confidence=round(score, 3),
+                evidence=Evidence(rule=rule),
+            )
+            weak = rule == "table_name" or key.named_only or loose_types
+            ties = sum(1 for s in scored if s[0] == score)
+            out.append(Candidate(edge, needs_confirmation=weak, alternatives=ties - 1))
+    return out
+
+
+def overlap_candidates(graph: SchemaGraph, taken: set[tuple[str, str]]) -> list[Candidate]:
+    """Key-like columns no name rule placed: every single-column primary key they could hold.
+
+    Only the data can decide these; `datachecks.confirm` keeps a column's candidate when exactly
+    one parent contains all of its values.
+    """
+    pks = [
+        t
+        for t in graph.tables
+        if t.kind == "table" and len(t.primary_key) == 1 and t.column(t.primary_key[0])
+    ]
+    out: list[Candidate] = []
+    for child in graph.tables:
+        if child.kind != "table":
+            continue
+        for column in child.columns:
+            words = split_identifier(column.name)
+            if not words or words[-1] not in KEY_WORDS or (child.name, column.name) in taken:
+                continue
+            if child.primary_key == [column.name]:
+                continue
+            parents = []
+            for parent in pks:
+                pk = parent.column(parent.primary_key[0])
+                if parent.name != child.name and pk and types_compatible(column.type, pk.type):
+                    parents.append(parent)
+            for parent in parents:
+                edge = Edge(
+                    child_table=child.name,
+                    child_columns=[column.name],
+                    parent_table=parent.name,
+                    parent_columns=[parent.primary_key[0]],
+                    source="value_overlap",
+                    confidence=0.7,
+                    evidence=Evidence(rule="value_inclusion"),
+                )
+                out.append(Candidate(edge, needs_confirmation=True, alternatives=len(parents) - 1))
+    return out
+
+
+# ---- query log -------------------------------------------------------------------------------
+
+
+@dataclass
+class QueryLogEntry:
+    sql: str
+    user: str | None = None
+    timestamp: str | None = None
+
+
+@dataclass
+class JoinPairs:
+    """Equality predicates between columns of two tables, counted over a query log."""
+
+    counts: Counter[tuple[tuple[str, str], tuple[str, str]]] = field(default_factory=Counter)
+    parsed: int = 0
+    failed: int = 0
+
+
+def read_query_log(path: Path) -> list[QueryLogEntry]:
+    """A JSONL query log: one object per line with `sql` (or `query`), `user`, `timestamp`."""
+    if not path.is_file():
+        raise SchemawiseError(f"No query log at {path}.", "Give a JSONL file: one {sql, user, …}.")
+    entries = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SchemawiseError(
+                f"{path}:{number} is not JSON ({exc.msg}).",
+                "Each line of a query log is one JSON object with a `sql` field.",
+            ) from exc
+        sql = row.get("sql") or row.get("query") if isinstance(row, dict) else None
+        if not isinstance(sql, str):
+            raise SchemawiseError(
+                f"{path}:{number} has no `sql` field.", "Each line needs `sql` (text)."
+            )
+        entries.append(QueryLogEntry(sql, row.get("user"), row.get("timestamp") or row.get("ts")))
+    return entries
+
+
+def _resolve_column(column: exp.Column, sources: dict[str, exp.Table]) -> tuple[str, str] | None:
+    table = sources.get(column.table) if column.table else None
+    if table is None and not column.table and len(sources) == 1:
+        table = next(iter(sources.values()))
+    if table is None:
+        return None
+    name = ".".join(p for p in (table.db, table.name) if p)
+    return name, column.name
+
+
+def join_pairs(entries: Iterable[QueryLogEntry], dialect: str) -> JoinPairs:
+    """Count `a.x = b.y` pairs in JOIN … ON and WHERE clauses, resolved through aliases."""
+    pairs = JoinPairs()
+    for entry in entries:
+        try:
+            tree = sqlglot.parse_one(entry.sql, read=dialect)
+            scopes = traverse_scope(tree)
+        except (SqlglotError, RecursionError, ValueError):
+            pairs.failed += 1
+            continue
+        pairs.parsed += 1
+        for scope in scopes:
+            sources = {
+                alias: source
+                for alias, source in scope.sources.items()
+                if isinstance(source, exp.Table)
+            }
+            for eq in scope.expression.find_all(exp.EQ):
+                left, right = eq.left, eq.right
+                if not isinstance(left, exp.Column) or not isinstance(right, exp.Column):
+                    continue
+                a, b = _resolve_column(left, sources), _resolve_column(right, sources)
+                if a and b and a[0] != b[0]:
+                    pairs.counts[(min(a, b), max(a, b))] += 1
+    return pairs
+
+
+def query_log_candidates(graph: SchemaGraph, pairs: JoinPairs) -> list[Candidate]:
+    """One candidate per joined pair; the parent is the side whose column is a key."""
+    out = []
+    for ((t1, c1), (t2, c2)), count in pairs.counts.items():
+        table1, table2 = graph.table(t1), graph.table(t2)
+        if table1 is None or table2 is None:
+            continue
+        col1, col2 = table1.column(c1), table2.column(c2)
+        if col1 is None or col2 is None:
+            continue
+        key1, key2 = table1.is_declared_unique([col1.name]), table2.is_declared_unique([col2.name])
+        if key1 and not key2:
+            child, child_col, parent, parent_col = table2, col2.name, table1, col1.name
+        else:
+            child, child_col, parent, parent_col = table1, col1.name, table2, col2.name
+        confidence = min(0.95, 0.6 + 0.1 * math.log2(1 + count))
+        edge = Edge(
+            child_table=child.name,
+            child_columns=[child_col],
+            parent_table=parent.name,
+            parent_columns=[parent_col],
+            source="query_log",
+            confidence=round(confidence, 3),
+            evidence=Evidence(rule="join_in_query_log", query_log_joins=count),
+        )
+        # Without a declared key on either side the direction is a guess the data must settle.
+        out.append(Candidate(edge, needs_confirmation=not (key1 or key2)))
+    return out

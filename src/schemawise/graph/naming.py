@@ -1,0 +1,129 @@
+"""Identifier words: splitting, singular forms and abbreviations, for matching names to tables."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# Words that name a key rather than an entity: `customer_id`, `CountryCode`, `cust_ref`.
+KEY_WORDS = frozenset(
+    {"id", "ids", "code", "cd", "key", "no", "num", "number", "nbr", "ref", "sku", "uuid", "guid"}
+)
+# Columns named only by these say nothing about which table they point to.
+GENERIC_WORDS = KEY_WORDS | frozenset(
+    {"name", "type", "status", "date", "value", "description", "title", "year", "amount"}
+)
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+@lru_cache(maxsize=65536)
+def split_identifier(name: str) -> tuple[str, ...]:
+    """`order_items` → (order, items); `custId` → (cust, id); `StuID` → (stu, id)."""
+    words: list[str] = []
+    for chunk in re.split(r"[^0-9A-Za-z]+", name):
+        words.extend(match.lower() for match in _CAMEL.findall(chunk))
+    return tuple(words)
+
+
+@lru_cache(maxsize=65536)
+def singular(word: str) -> str:
+    if len(word) <= 3 or word.endswith(("ss", "us", "is")):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "sses", "zes")):
+        return word[:-2]
+    if word.endswith("s"):
+        return word[:-1]
+    return word
+
+
+# Words that decorate a table name without naming its entity: `model_list`, `dim_customer`.
+TABLE_DECORATIONS = frozenset(
+    {"list", "table", "tbl", "data", "info", "details", "master", "dim", "fact", "lookup", "lkp",
+     "ref", "stg", "raw", "tmp", "all"}
+)
+
+
+def singular_words(name: str) -> tuple[str, ...]:
+    return tuple(singular(w) for w in split_identifier(name))
+
+
+def entity_words(name: str) -> tuple[str, ...]:
+    """A table name's words without decorations: `dim_customers` → (customer,)."""
+    words = singular_words(name)
+    core = tuple(w for w in words if w not in TABLE_DECORATIONS)
+    return core or words
+
+
+def words_match(a: str, b: str) -> float:
+    """1.0 for the same word (singular or plural), 0.8 for an abbreviation, else 0."""
+    a, b = singular(a), singular(b)
+    if a == b:
+        return 1.0
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    # `cust` → customer, `prod` → product, `stu` → student: a prefix of at least 3 letters.
+    if len(short) >= 3 and long.startswith(short):
+        return 0.8 if len(short) * 2 >= len(long) else 0.7
+    # `hero` → superhero, `power` → superpower: the head of a compound word.
+    if len(short) >= 4 and long.endswith(short):
+        return 0.7
+    return 0.0
+
+
+def sequence_match(words: tuple[str, ...], target: tuple[str, ...]) -> float:
+    """How well `words` spell `target`, word for word (product of word scores)."""
+    if len(words) != len(target) or not words:
+        return 0.0
+    score = 1.0
+    for a, b in zip(words, target, strict=True):
+        score *= words_match(a, b)
+        if score == 0.0:
+            return 0.0
+    return score
+
+
+def ends_with(words: tuple[str, ...], tail: tuple[str, ...]) -> float:
+    """Score of `words` ending with `tail` (a role prefix such as `billing_` may come first)."""
+    if not tail or len(tail) > len(words):
+        return 0.0
+    return sequence_match(words[len(words) - len(tail) :], tail)
+
+
+def is_generic(name: str) -> bool:
+    words = split_identifier(name)
+    return not words or all(w in GENERIC_WORDS for w in words)
+
+
+def type_family(type_name: str) -> str:
+    """Coarse type classes for deciding whether two columns could hold the same values."""
+    t = type_name.lower()
+    if not t:
+        return "any"  # SQLite columns may have no declared type
+    if any(k in t for k in ("int", "serial")):
+        return "integer"
+    if any(k in t for k in ("char", "text", "string", "clob", "uuid", "varchar")):
+        return "text"
+    if any(k in t for k in ("numeric", "decimal", "real", "double", "float", "number")):
+        return "number"
+    if any(k in t for k in ("date", "time")):
+        return "temporal"
+    if "bool" in t:
+        return "boolean"
+    return "other"
+
+
+def type_affinity(a: str, b: str) -> float:
+    """1.0 when two columns could hold the same values as typed, 0.7 for ids stored as text
+    in one table and as numbers in the other (common in legacy schemas and SQLite), else 0."""
+    fa, fb = type_family(a), type_family(b)
+    if "any" in (fa, fb) or fa == fb or {fa, fb} == {"integer", "number"}:
+        return 1.0
+    if {fa, fb} == {"integer", "text"}:
+        return 0.7
+    return 0.0
+
+
+def types_compatible(a: str, b: str) -> bool:
+    return type_affinity(a, b) == 1.0

@@ -1,0 +1,229 @@
+"""Join paths: the shortest path between two tables and a minimal tree connecting several,
+each with the grain of its result and a warning wherever a join multiplies rows."""
+
+from __future__ import annotations
+
+import networkx as nx
+from networkx.algorithms.approximation import steiner_tree
+from pydantic import BaseModel, Field
+
+from schemawise.errors import NoJoinPathError, TableNotFoundError
+from schemawise.graph.model import Cardinality, Edge, SchemaGraph
+
+# Edge costs: declared and verified joins are preferred over guesses; many-to-many joins last.
+_SOURCE_COST = {
+    "foreign_key": 0.0,
+    "dbt_relationship": 0.05,
+    "overlay": 0.05,
+    "inferred_name": 0.2,
+    "query_log": 0.2,
+    "value_overlap": 0.3,
+    "view_lineage": 0.5,
+}
+
+
+class PathEdge(BaseModel):
+    left: str  # the child table (the "many" side of a many-to-one)
+    right: str  # the parent table
+    on: list[tuple[str, str]]  # (child column, parent column) pairs
+    cardinality: Cardinality
+    source: str
+
+    def condition(self) -> str:
+        return " AND ".join(f"{self.left}.{c} = {self.right}.{p}" for c, p in self.on)
+
+
+class JoinPath(BaseModel):
+    tables: list[str]
+    edges: list[PathEdge] = Field(default_factory=list)
+    grain: str = ""
+    warnings: list[str] = Field(default_factory=list)
+
+    def render(self) -> str:
+        lines = [f"tables: {', '.join(self.tables)}"]
+        for edge in self.edges:
+            lines.append(f"  JOIN {edge.condition()}  [{_arrow(edge.cardinality)}, {edge.source}]")
+        lines.append(f"grain: {self.grain}")
+        lines.extend(f"warning: {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+def _arrow(cardinality: Cardinality) -> str:
+    return {"many_to_one": "N:1", "one_to_one": "1:1", "many_to_many": "N:M"}[cardinality]
+
+
+def edge_cost(edge: Edge) -> float:
+    cost = 1.0 + _SOURCE_COST.get(edge.source, 0.3) + (1.0 - edge.confidence)
+    if edge.cardinality == "many_to_many":
+        cost += 1.0
+    return cost
+
+
+def join_graph(graph: SchemaGraph) -> nx.Graph:
+    """Undirected table graph; between two tables only the cheapest edge is kept.
+
+    Relationships through a bridge (`via`) are left out: a path must walk through the bridge.
+    """
+    g = nx.Graph()
+    g.add_nodes_from(t.name for t in graph.tables)
+    for edge in graph.edges:
+        if edge.via is not None or edge.child_table == edge.parent_table:
+            continue
+        cost = edge_cost(edge)
+        current = g.get_edge_data(edge.child_table, edge.parent_table)
+        if current is None or cost < current["weight"]:
+            g.add_edge(edge.child_table, edge.parent_table, weight=cost, edge=edge)
+    return g
+
+
+def _resolve(graph: SchemaGraph, name: str) -> str:
+    table = graph.table(name)
+    if table is None:
+        from difflib import get_close_matches
+
+        names = [t.name for t in graph.tables]
+        close = get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f"Did you mean {', '.join(close)}?" if close else "List tables with `graph`."
+        raise TableNotFoundError(f"No table named {name!r}.", hint)
+    return table.name
+
+
+def shortest_join_path(graph: SchemaGraph, start: str, end: str) -> JoinPath:
+    return connecting_tree(graph, [start, end])
+
+
+def connecting_tree(graph: SchemaGraph, tables: list[str]) -> JoinPath:
+    """The cheapest tree of joins connecting `tables` (exact for two, Steiner approximation
+    beyond), ordered from the first table outwards."""
+    names = list(dict.fromkeys(_resolve(graph, t) for t in tables))
+    g = join_graph(graph)
+    if len(names) == 1:
+        tree = nx.Graph()
+        tree.add_node(names[0])
+    else:
+        component = nx.node_connected_component(g, names[0])
+        unreachable = [n for n in names if n not in component]
+        if unreachable:
+            raise NoJoinPathError(
+                f"No chain of joins connects {names[0]} to {', '.join(unreachable)}.",
+                "Add the missing relationship (a foreign key, a query log, or an overlay), "
+                "or query the tables separately.",
+            )
+        if len(names) == 2:
+            nodes = nx.shortest_path(g, names[0], names[1], weight="weight")
+            tree = g.subgraph(nodes).copy()
+            tree.remove_edges_from([(a, b) for a, b in list(tree.edges) if abs(
+                nodes.index(a) - nodes.index(b)) != 1])
+        else:
+            tree = steiner_tree(g, names, weight="weight")
+    order = list(nx.bfs_tree(tree, names[0])) if tree.number_of_edges() else names
+    edges = []
+    for a, b in nx.bfs_edges(tree, names[0]):
+        edge: Edge = g.edges[a, b]["edge"]
+        edges.append(
+            PathEdge(
+                left=edge.child_table,
+                right=edge.parent_table,
+                on=list(zip(edge.child_columns, edge.parent_columns, strict=True)),
+                cardinality=edge.cardinality,
+                source=edge.source,
+            )
+        )
+    path = JoinPath(tables=order, edges=edges)
+    path.grain, path.warnings = grain_and_warnings(order, edges)
+    return path
+
+
+def grain_and_warnings(tables: list[str], edges: list[PathEdge]) -> tuple[str, list[str]]:
+    """What one row of the joined result stands for, and where aggregates go wrong.
+
+    Following many-to-one edges from child to parent never adds rows. The tables nothing in
+    the tree depends on as a parent set the grain; with two or more of them, or any
+    many-to-many edge, rows multiply and sums over the other tables count them repeatedly.
+    """
+    if not edges:
+        return (f"one row per {tables[0]} row" if tables else ""), []
+    parents_of: dict[str, list[PathEdge]] = {t: [] for t in tables}
+    children_of: dict[str, list[PathEdge]] = {t: [] for t in tables}
+    for edge in edges:
+        if edge.cardinality in ("many_to_one",):
+            parents_of[edge.left].append(edge)
+            children_of[edge.right].append(edge)
+    grain_tables = [t for t in tables if not children_of[t]]
+    # one-to-one partners share a grain: count a 1:1 cluster once, by its first table
+    clusters = _one_to_one_clusters(tables, edges)
+    grain_tables = [t for t in grain_tables if clusters[t] == t or clusters[t] not in grain_tables]
+    warnings: list[str] = []
+    many_to_many = [e for e in edges if e.cardinality == "many_to_many"]
+    for edge in many_to_many:
+        warnings.append(
+            f"{edge.left} ↔ {edge.right} is many-to-many on {edge.condition()}: each row of "
+            "either side can repeat; aggregate each side on its own key before joining"
+        )
+    if len(grain_tables) == 1 and not many_to_many:
+        grain = grain_tables[0]
+        repeated = [t for t in tables if t != grain and clusters[t] != clusters[grain]]
+        if repeated:
+            names = ", ".join(repeated)
+            warnings.append(
+                f"rows of {names} repeat once per {grain} row: SUM/AVG/COUNT over their columns "
+                f"count each row several times; aggregate them before joining {grain}, or use "
+                "COUNT(DISTINCT key)"
+            )
+        return f"one row per {grain} row", warnings
+    if len(grain_tables) > 1:
+        shared = _shared_parents(grain_tables, edges)
+        for i, first in enumerate(grain_tables):
+            for second in grain_tables[i + 1 :]:
+                per = shared.get((first, second)) or "shared parent"
+                warnings.append(
+                    f"{first} and {second} are both many per {per}: joined together every "
+                    f"{first} row pairs with every {second} row of the same {per}, so SUM over "
+                    f"{first} after joining {second} double-counts: pre-aggregate {first} per "
+                    f"{per} first (and {second} likewise)"
+                )
+        grain = " × ".join(grain_tables)
+        return f"one row per combination of {grain} rows (fan-out)", warnings
+    return "rows multiply across many-to-many joins", warnings
+
+
+def _one_to_one_clusters(tables: list[str], edges: list[PathEdge]) -> dict[str, str]:
+    cluster = {t: t for t in tables}
+    for edge in edges:
+        if edge.cardinality == "one_to_one":
+            root = cluster[edge.left]
+            for t, c in cluster.items():
+                if c == cluster[edge.right]:
+                    cluster[t] = root
+    return cluster
+
+
+def _shared_parents(grain_tables: list[str], edges: list[PathEdge]) -> dict[tuple[str, str], str]:
+    """For each pair of grain tables, the nearest table both reach by many-to-one steps."""
+    up: dict[str, list[str]] = {}
+    for edge in edges:
+        if edge.cardinality in ("many_to_one", "one_to_one"):
+            up.setdefault(edge.left, []).append(edge.right)
+
+    def ancestors(table: str) -> list[str]:
+        seen: list[str] = []
+        frontier = [table]
+        while frontier:
+            nxt = []
+            for t in frontier:
+                for parent in up.get(t, []):
+                    if parent not in seen:
+                        seen.append(parent)
+                        nxt.append(parent)
+            frontier = nxt
+        return seen
+
+    out = {}
+    for i, first in enumerate(grain_tables):
+        first_up = ancestors(first)
+        for second in grain_tables[i + 1 :]:
+            second_up = set(ancestors(second))
+            common = [a for a in first_up if a in second_up]
+            if common:
+                out[(first, second)] = common[0]
+    return out
