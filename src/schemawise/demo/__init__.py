@@ -1,0 +1,1 @@
+"""The demo warehouse: a shop whose schema holds the traps real warehouses have."""
