@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import sqlglot
@@ -26,6 +27,7 @@ from schemawise.graph.naming import (
     entity_words,
     is_generic,
     sequence_match,
+    singular,
     singular_words,
     split_identifier,
     type_affinity,
@@ -88,8 +90,13 @@ def _key_columns(table: Table, measured_unique: set[tuple[str, str]]) -> list[Ke
 
 
 def _table_tails(table: Table) -> list[tuple[str, ...]]:
+    return _name_tails(_bare(table.name))
+
+
+@lru_cache(maxsize=65536)
+def _name_tails(name: str) -> list[tuple[str, ...]]:
     """Suffixes of a table's entity words: `tv_channel` → (tv, channel), (channel)."""
-    words = entity_words(_bare(table.name))
+    words = entity_words(name)
     return [words[i:] for i in range(len(words))]
 
 
@@ -146,6 +153,41 @@ def _contains(words: tuple[str, ...], part: tuple[str, ...]) -> bool:
     )
 
 
+class KeyIndex:
+    """Keys bucketed by their table's head noun (and its prefixes and suffixes), so that a
+    column is scored against a few plausible keys instead of every key in the catalog.
+
+    Every naming rule but same-name needs the column's last entity word to match the parent
+    table's last entity word (`billing_customer_id` → customers), so that word is the bucket.
+    """
+
+    def __init__(self, keys: list[KeyColumn]) -> None:
+        self._by_word: dict[str, list[KeyColumn]] = defaultdict(list)
+        self._by_name: dict[str, list[KeyColumn]] = defaultdict(list)
+        for key in keys:
+            self._by_name[key.column.lower()].append(key)
+            # Digits (`sales_2023`, `customer_3`) do not name an entity: the head is a word.
+            entity = [w for w in entity_words(_bare(key.table.name)) if not w.isdigit()]
+            if not entity:
+                continue
+            head = entity[-1]
+            variants = {head} | {head[:n] for n in range(3, len(head))}
+            variants |= {head[-n:] for n in range(4, len(head))}
+            for variant in variants:
+                self._by_word[variant].append(key)
+
+    def lookup(self, column: str) -> list[KeyColumn]:
+        words = [
+            singular(w) for w in split_identifier(column) if w not in KEY_WORDS and not w.isdigit()
+        ]
+        # Generic names (`id`, `code`) are never references by name alone: skip that bucket.
+        same_name = not is_generic(column) or column.lower() in SPECIFIC_KEY_NAMES
+        found = list(self._by_name.get(column.lower(), [])) if same_name else []
+        if words:
+            found += self._by_word.get(words[-1], [])
+        return list({id(k): k for k in found}.values())
+
+
 def name_candidates(
     graph: SchemaGraph, measured_unique: set[tuple[str, str]] | None = None
 ) -> list[Candidate]:
@@ -157,6 +199,7 @@ def name_candidates(
     for key in keys:
         key.sole_owner = key.declared and owners[key.column.lower()] == 1
     declared_children = {(e.child_table, tuple(e.child_columns)) for e in graph.edges}
+    index = KeyIndex(keys)
     out: list[Candidate] = []
     for child in bases:
         own_pk = child.primary_key[0] if len(child.primary_key) == 1 else None
@@ -164,7 +207,7 @@ def name_candidates(
             if (child.name, (column.name,)) in declared_children:
                 continue
             scored: list[tuple[float, str, KeyColumn]] = []
-            for key in keys:
+            for key in index.lookup(column.name):
                 if key.table.name == child.name:
                     continue
                 parent_col = key.table.column(key.column)

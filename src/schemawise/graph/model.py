@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 TableKind = Literal["table", "view", "materialized_view"]
 Cardinality = Literal["one_to_one", "many_to_one", "many_to_many"]
@@ -119,19 +119,25 @@ class SchemaGraph(BaseModel):
     # A graph built with problems (a table that vanished, a permission denied) is partial.
     partial: bool = False
     problems: list[Problem] = Field(default_factory=list)
+    _lookup_cache: dict[str, Table] = PrivateAttr(default_factory=dict)
+    _lookup_stamp: tuple[int, int] = PrivateAttr(default=(-1, 0))
 
     def table(self, name: str) -> Table | None:
-        return self._index().get(name.lower()) or self._by_short_name().get(name.lower())
+        """A table by its full name, or by its bare name when that is unambiguous."""
+        lowered = name.lower()
+        return self._lookup().get(lowered) or self._lookup().get("\0" + lowered)
 
-    def _index(self) -> dict[str, Table]:
-        return {t.name.lower(): t for t in self.tables}
-
-    def _by_short_name(self) -> dict[str, Table]:
-        """Bare names resolve when they are unambiguous across schemas."""
-        seen: dict[str, list[Table]] = {}
-        for t in self.tables:
-            seen.setdefault(t.name.rsplit(".", 1)[-1].lower(), []).append(t)
-        return {k: v[0] for k, v in seen.items() if len(v) == 1}
+    def _lookup(self) -> dict[str, Table]:
+        # Rebuilt only when the list of tables changes: lookups run once per edge and check.
+        stamp = (len(self.tables), id(self.tables))
+        if self._lookup_stamp != stamp:
+            index: dict[str, Table] = {t.name.lower(): t for t in self.tables}
+            bare: dict[str, list[Table]] = {}
+            for t in self.tables:
+                bare.setdefault(t.name.rsplit(".", 1)[-1].lower(), []).append(t)
+            index.update({"\0" + k: v[0] for k, v in bare.items() if len(v) == 1})
+            self._lookup_cache, self._lookup_stamp = index, stamp
+        return self._lookup_cache
 
     def compute_version(self) -> str:
         """A fingerprint of the structure: changes when a table, column or key changes."""

@@ -50,6 +50,7 @@ def singular_words(name: str) -> tuple[str, ...]:
     return tuple(singular(w) for w in split_identifier(name))
 
 
+@lru_cache(maxsize=65536)
 def entity_words(name: str) -> tuple[str, ...]:
     """A table name's words without decorations: `dim_customers` → (customer,)."""
     words = singular_words(name)
@@ -96,6 +97,7 @@ def is_generic(name: str) -> bool:
     return not words or all(w in GENERIC_WORDS for w in words)
 
 
+@lru_cache(maxsize=4096)
 def type_family(type_name: str) -> str:
     """Coarse type classes for deciding whether two columns could hold the same values."""
     t = type_name.lower()
