@@ -11,6 +11,7 @@ from typing import Any
 
 from schemawise.db.sqlite import SQLiteSource
 from schemawise.errors import BenchmarkDataError
+from schemawise.graph.datachecks import DataChecker
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import Edge
 
@@ -74,6 +75,24 @@ def _pairs(edges: list[Edge]) -> set[tuple[str, str, str, str]]:
     return out
 
 
+def _contradicted(source: SQLiteSource, declared: list[Edge]) -> list[str]:
+    checker = DataChecker(source)
+    found = []
+    for edge in declared:
+        reasons = []
+        if edge.evidence.parent_unique is False:
+            reasons.append("parent key not unique")
+        measured = checker.inclusion(
+            edge.child_table, edge.child_columns, edge.parent_table, edge.parent_columns,
+            same_types=False,
+        )
+        if measured is not None and measured[0] < 1.0:
+            reasons.append(f"{1 - measured[0]:.0%} of child values have no parent")
+        if reasons:
+            found.append(f"{edge.describe()}: {'; '.join(reasons)}")
+    return found
+
+
 def _scores(tp: int, fp: int, fn: int) -> dict[str, float]:
     precision = tp / (tp + fp) if tp + fp else 1.0
     recall = tp / (tp + fn) if tp + fn else 1.0
@@ -90,15 +109,18 @@ def run(
 ) -> dict[str, Any]:
     databases = find_databases(folder)
     per_db: list[dict[str, Any]] = []
-    tp = fp = fn = 0
+    tp = fp = fn = contradicted = 0
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         for path in databases:
             if progress:
                 progress(path.stem)
             with SQLiteSource(str(path)) as original:
-                gold_graph = extract_graph(original, ExtractOptions(data_checks=False, infer=False))
-            gold = _pairs([e for e in gold_graph.edges if e.source == "foreign_key" and not e.via])
+                gold_graph = extract_graph(original, ExtractOptions(infer=False))
+                declared = [e for e in gold_graph.edges if e.source == "foreign_key" and not e.via]
+                contradictions = _contradicted(original, declared) if data_checks else []
+            contradicted += len(contradictions)
+            gold = _pairs(declared)
             stripped = Path(tmp) / path.name
             copy_without_foreign_keys(path, stripped, keep_keys=keep_keys)
             with SQLiteSource(str(stripped)) as source:
@@ -115,6 +137,7 @@ def run(
                     **_scores(len(hits), len(extra), len(missed)),
                     "false_positives": sorted(f"{c}.{cc} -> {p}.{pc}" for c, cc, p, pc in extra),
                     "missed": sorted(f"{c}.{cc} -> {p}.{pc}" for c, cc, p, pc in missed),
+                    "declared_contradicted_by_data": contradictions,
                 }
             )
     return {
@@ -129,6 +152,9 @@ def run(
         "true_positives": tp,
         "false_positives": fp,
         "false_negatives": fn,
+        # Declared foreign keys the data disagrees with: a non-unique parent key, or child
+        # values missing from the parent (orphans).
+        "declared_contradicted_by_data": contradicted,
         "seconds": round(time.perf_counter() - started, 3),
         "per_database": per_db,
     }

@@ -10,7 +10,7 @@ from schemawise.graph.model import SchemaGraph, Table
 
 
 def tables_read(definition: str, dialect: str) -> list[str]:
-    """Table names a view definition reads, CTE names excluded, in order of appearance."""
+    """Table names a view definition reads, each once, CTE names excluded."""
     try:
         tree = sqlglot.parse_one(definition, read=dialect)
     except (SqlglotError, RecursionError):

@@ -1,0 +1,103 @@
+"""Naming rules: which parent a column points to, on small hand-made schemas."""
+
+import pytest
+
+from schemawise.graph.infer import join_pairs, name_candidates, QueryLogEntry, query_log_candidates
+from schemawise.graph.model import Column, Edge, SchemaGraph, Table
+
+
+def table(name: str, pk: list[str] | None, *columns: str, types: dict[str, str] | None = None) -> Table:
+    types = types or {}
+    return Table(
+        name=name,
+        primary_key=pk or [],
+        columns=[Column(name=c, type=types.get(c, "integer")) for c in columns],
+    )
+
+
+CATALOG = [
+    table("customers", ["id"], "id", "name"),
+    table("countries", ["CountryId"], "CountryId", "CountryName"),
+    table("addresses", ["address_id"], "address_id", "street"),
+    table("tv_channel", ["id"], "id", "series_name"),
+    table("airports", ["AirportCode"], "AirportCode", "City", types={"AirportCode": "text"}),
+    table("products", ["product_id"], "product_id", "sku", types={"sku": "text"}),
+    table("employee", ["Employee_ID"], "Employee_ID", "Name"),
+]
+
+
+def parent_of(child: Table, column: str) -> tuple[str, str] | None:
+    graph = SchemaGraph(tables=[*CATALOG, child])
+    for candidate in name_candidates(graph):
+        edge = candidate.edge
+        if edge.child_table == child.name and edge.child_columns == [column]:
+            return edge.parent_table, edge.parent_columns[0]
+    return None
+
+
+@pytest.mark.parametrize(
+    ("column", "parent"),
+    [
+        ("customer_id", ("customers", "id")),  # table + key
+        ("billing_customer_id", ("customers", "id")),  # role + table + key
+        ("cust_id", ("customers", "id")),  # abbreviation
+        ("CountryId", ("countries", "CountryId")),  # same name, about the parent
+        ("Country", ("countries", "CountryId")),  # the table's name alone, primary key
+        ("permanent_address_id", ("addresses", "address_id")),  # role + entity key
+        ("Channel", ("tv_channel", "id")),  # last word of a compound table name
+        ("DestAirport", ("airports", "AirportCode")),
+        ("Employee_ID", ("employee", "Employee_ID")),
+        ("name", None),  # generic names never point anywhere
+        ("id", None),
+        ("amount", None),
+        ("created_at", None),
+    ],
+)
+def test_name_rules(column: str, parent: tuple[str, str] | None) -> None:
+    child = table("facts", ["fact_id"], "fact_id", column)
+    assert parent_of(child, column) == parent
+
+
+def test_text_column_cannot_point_at_date_key() -> None:
+    child = table("events", None, "customer_id", types={"customer_id": "date"})
+    assert parent_of(child, "customer_id") is None
+
+
+def test_own_primary_key_is_not_a_reference_by_loose_rules() -> None:
+    # hiring.Employee_ID is hiring's key and also names employee: one-to-one, kept.
+    hiring = table("hiring", ["Employee_ID"], "Employee_ID")
+    assert parent_of(hiring, "Employee_ID") == ("employee", "Employee_ID")
+    # A table's own `country_id` key is not sent to countries by the table-name rule.
+    regions = table("country_stats", ["country"], "country")
+    assert parent_of(regions, "country") is None
+
+
+def test_declared_edges_are_not_duplicated() -> None:
+    child = table("orders", ["order_id"], "order_id", "customer_id")
+    declared = Edge(child_table="orders", child_columns=["customer_id"],
+                    parent_table="customers", parent_columns=["id"])  # fmt: skip
+    graph = SchemaGraph(tables=[*CATALOG, child], edges=[declared])
+    assert not [c for c in name_candidates(graph) if c.edge.child_columns == ["customer_id"]]
+
+
+def test_query_log_pairs_resolve_aliases_and_direction() -> None:
+    graph = SchemaGraph(
+        tables=[
+            table("shop.customers", ["customer_id"], "customer_id"),
+            table("shop.notes", None, "cust_ref", "body"),
+        ]
+    )
+    log = [
+        QueryLogEntry("SELECT n.body FROM shop.notes n JOIN shop.customers c ON c.customer_id = n.cust_ref"),
+        QueryLogEntry("SELECT * FROM shop.customers c, shop.notes x WHERE x.cust_ref = c.customer_id"),
+        QueryLogEntry("this is not sql ((("),
+    ]
+    pairs = join_pairs(log, "postgres")
+    assert pairs.parsed == 2
+    assert pairs.failed == 1
+    [candidate] = query_log_candidates(graph, pairs)
+    edge = candidate.edge
+    assert (edge.child_table, edge.child_columns) == ("shop.notes", ["cust_ref"])
+    assert (edge.parent_table, edge.parent_columns) == ("shop.customers", ["customer_id"])
+    assert edge.evidence.query_log_joins == 2
+    assert edge.source == "query_log"

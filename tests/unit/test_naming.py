@@ -1,0 +1,97 @@
+import pytest
+
+from schemawise.graph.naming import (
+    entity_words,
+    is_generic,
+    singular,
+    split_identifier,
+    type_affinity,
+    words_match,
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("order_items", ("order", "items")),
+        ("custId", ("cust", "id")),
+        ("StuID", ("stu", "id")),
+        ("CountryCode", ("country", "code")),
+        ("HTTPRequestLog", ("http", "request", "log")),
+        ("address_line2", ("address", "line", "2")),
+        ("Total-Spent", ("total", "spent")),
+        ("", ()),
+    ],
+)
+def test_split_identifier(name: str, words: tuple[str, ...]) -> None:
+    assert split_identifier(name) == words
+
+
+@pytest.mark.parametrize(
+    ("plural", "single"),
+    [
+        ("customers", "customer"),
+        ("categories", "category"),
+        ("addresses", "address"),
+        ("boxes", "box"),
+        ("status", "status"),
+        ("class", "class"),
+        ("bus", "bus"),
+        ("ids", "ids"),
+    ],
+)
+def test_singular(plural: str, single: str) -> None:
+    assert singular(plural) == single
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "score"),
+    [
+        ("customer", "customers", 1.0),
+        ("cust", "customer", 0.8),
+        ("prod", "products", 0.8),
+        ("stu", "student", 0.7),
+        ("hero", "superhero", 0.7),
+        ("id", "idea", 0.0),  # too short to be an abbreviation
+        ("order", "customer", 0.0),
+    ],
+)
+def test_words_match(a: str, b: str, score: float) -> None:
+    assert words_match(a, b) == score
+
+
+@pytest.mark.parametrize(
+    ("table", "entity"),
+    [
+        ("model_list", ("model",)),
+        ("dim_customers", ("customer",)),
+        ("tv_channel", ("tv", "channel")),
+        ("list", ("list",)),  # nothing left: keep the name as it is
+    ],
+)
+def test_entity_words(table: str, entity: tuple[str, ...]) -> None:
+    assert entity_words(table) == entity
+
+
+@pytest.mark.parametrize(
+    ("name", "generic"),
+    [("id", True), ("name", True), ("status_code", True), ("customer_id", False)],
+)
+def test_is_generic(name: str, generic: bool) -> None:
+    assert is_generic(name) is generic
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "affinity"),
+    [
+        ("integer", "bigint", 1.0),
+        ("INT", "numeric(10,2)", 1.0),
+        ("text", "varchar(20)", 1.0),
+        ("", "integer", 1.0),
+        ("TEXT", "INTEGER", 0.7),
+        ("date", "integer", 0.0),
+        ("boolean", "text", 0.0),
+    ],
+)
+def test_type_affinity(a: str, b: str, affinity: float) -> None:
+    assert type_affinity(a, b) == affinity

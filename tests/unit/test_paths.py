@@ -1,0 +1,107 @@
+import pytest
+
+from schemawise.errors import NoJoinPathError, TableNotFoundError
+from schemawise.graph.model import Column, Edge, SchemaGraph, Table
+from schemawise.graph.paths import PathEdge, connecting_tree, grain_and_warnings, shortest_join_path
+
+
+def t(name: str) -> Table:
+    return Table(name=name, primary_key=["id"], columns=[Column(name="id", type="int")])
+
+
+def e(child: str, parent: str, col: str, card: str = "many_to_one", source: str = "foreign_key",
+      confidence: float = 1.0) -> Edge:  # fmt: skip
+    return Edge(child_table=child, child_columns=[col], parent_table=parent, parent_columns=["id"],
+                cardinality=card, source=source, confidence=confidence)  # type: ignore[arg-type]  # fmt: skip
+
+
+SHOP = SchemaGraph(
+    tables=[t(n) for n in ["orders", "order_items", "shipments", "regions", "customers", "island"]],
+    edges=[
+        e("order_items", "orders", "order_id"),
+        e("shipments", "orders", "order_id"),
+        e("shipments", "regions", "region_id"),
+        e("orders", "customers", "customer_id"),
+    ],
+)
+
+
+def test_shortest_path_goes_through_the_bridge_table() -> None:
+    path = shortest_join_path(SHOP, "orders", "regions")
+    assert path.tables == ["orders", "shipments", "regions"]
+    assert [(x.left, x.right) for x in path.edges] == [("shipments", "orders"), ("shipments", "regions")]
+    assert path.grain == "one row per shipments row"
+
+
+def test_opening_example_warns_of_double_counting() -> None:
+    path = connecting_tree(SHOP, ["orders", "order_items", "shipments"])
+    assert set(path.tables) == {"orders", "order_items", "shipments"}
+    assert "fan-out" in path.grain
+    [warning] = path.warnings
+    assert "SUM over order_items after joining shipments double-counts" in warning
+    assert "pre-aggregate order_items per orders first" in warning
+
+
+def test_steiner_tree_prefers_declared_edges() -> None:
+    graph = SHOP.model_copy(deep=True)
+    # A direct guess between order_items and regions would be one hop shorter but is weak.
+    graph.edges.append(e("order_items", "regions", "region_id", source="value_overlap", confidence=0.3))
+    graph.edges.append(e("order_items", "customers", "customer_id", source="inferred_name", confidence=0.6))
+    path = connecting_tree(graph, ["order_items", "customers"])
+    assert path.tables == ["order_items", "customers"]  # one confident hop beats two declared
+    path = connecting_tree(graph, ["order_items", "regions"])
+    # declared: order_items → orders ← shipments → regions (cost 3) vs weak direct edge (2.7+)
+    assert path.edges[0].source in {"foreign_key", "value_overlap"}
+    assert len(path.edges) in {1, 3}
+
+
+def test_single_parent_chain_repeats_parents() -> None:
+    grain, warnings = grain_and_warnings(
+        ["order_items", "orders", "customers"],
+        [
+            PathEdge(left="order_items", right="orders", on=[("order_id", "id")],
+                     cardinality="many_to_one", source="foreign_key"),  # fmt: skip
+            PathEdge(left="orders", right="customers", on=[("customer_id", "id")],
+                     cardinality="many_to_one", source="foreign_key"),  # fmt: skip
+        ],
+    )
+    assert grain == "one row per order_items row"
+    assert warnings and "rows of orders, customers repeat once per order_items row" in warnings[0]
+
+
+def test_one_to_one_does_not_change_grain() -> None:
+    grain, warnings = grain_and_warnings(
+        ["users", "profiles"],
+        [PathEdge(left="profiles", right="users", on=[("user_id", "id")],
+                  cardinality="one_to_one", source="foreign_key")],  # fmt: skip
+    )
+    assert grain in {"one row per users row", "one row per profiles row"}
+    assert warnings == []
+
+
+def test_many_to_many_edge_is_flagged() -> None:
+    _, warnings = grain_and_warnings(
+        ["customers", "sales_reps"],
+        [PathEdge(left="customers", right="sales_reps", on=[("rep_id", "rep_id")],
+                  cardinality="many_to_many", source="foreign_key")],  # fmt: skip
+    )
+    assert any("many-to-many" in w for w in warnings)
+
+
+def test_unknown_table_suggests_close_names() -> None:
+    with pytest.raises(TableNotFoundError) as info:
+        shortest_join_path(SHOP, "order", "regions")
+    assert "orders" in info.value.hint
+
+
+def test_unconnected_tables_raise_with_hint() -> None:
+    with pytest.raises(NoJoinPathError) as info:
+        shortest_join_path(SHOP, "orders", "island")
+    assert "island" in info.value.message
+    assert info.value.hint
+
+
+def test_render_lists_joins_grain_and_warnings() -> None:
+    text = connecting_tree(SHOP, ["orders", "order_items", "shipments"]).render()
+    assert "JOIN order_items.order_id = orders.id" in text
+    assert "grain:" in text and "warning:" in text

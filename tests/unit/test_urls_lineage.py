@@ -1,0 +1,53 @@
+import pytest
+
+from schemawise.db.urls import parse_url, redact
+from schemawise.errors import InvalidURLError
+from schemawise.graph.lineage import tables_read
+
+
+@pytest.mark.parametrize(
+    ("url", "kind", "target"),
+    [
+        ("postgresql://u:p@h:5432/db", "postgres", "postgresql://u:p@h:5432/db"),
+        ("postgres://h/db", "postgres", "postgres://h/db"),
+        ("sqlite:///data/x.sqlite", "sqlite", "data/x.sqlite"),
+        ("duckdb:///w.duckdb", "duckdb", "w.duckdb"),
+        ("file.sqlite", "sqlite", "file.sqlite"),
+        ("embedded", "embedded", ""),
+    ],
+)
+def test_parse_url(url: str, kind: str, target: str) -> None:
+    parsed = parse_url(url)
+    assert (parsed.kind, parsed.target) == (kind, target)
+
+
+def test_three_slashes_find_an_absolute_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    db = tmp_path / "a.sqlite"
+    db.write_bytes(b"")
+    assert parse_url(f"sqlite://{db}").target == str(db)  # sqlite:// + /tmp/... = three slashes
+
+
+@pytest.mark.parametrize("url", ["", "mysql://h/db", "nonsense"])
+def test_bad_urls_raise_with_hint(url: str) -> None:
+    with pytest.raises(InvalidURLError) as info:
+        parse_url(url)
+    assert "sqlite:///" in info.value.hint
+
+
+def test_redact_hides_password() -> None:
+    assert redact("postgresql://me:secret@h/db") == "postgresql://me:***@h/db"
+    assert redact("sqlite:///x") == "sqlite:///x"
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "tables"),
+    [
+        ("SELECT o.id FROM shop.orders o JOIN shop.customers c ON c.id = o.cid", "postgres",
+         ["shop.orders", "shop.customers"]),
+        ("WITH x AS (SELECT * FROM a) SELECT * FROM x JOIN b ON true", "postgres", ["a", "b"]),
+        ("CREATE VIEW v AS SELECT * FROM t1 UNION SELECT * FROM t2", "sqlite", ["t1", "t2"]),
+        ("not a view (((", "postgres", []),
+    ],
+)  # fmt: skip
+def test_tables_read(sql: str, dialect: str, tables: list[str]) -> None:
+    assert sorted(tables_read(sql, dialect)) == sorted(tables)
