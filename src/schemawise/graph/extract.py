@@ -167,7 +167,11 @@ def _infer(
             continue
         previous = kept.get(key)
         if previous is None or verdict.confidence > previous.confidence:
+            if previous is not None:
+                verdict.evidence.notes.append(f"also found by {previous.source}")
             kept[key] = verdict
+        elif previous.source != verdict.source:
+            previous.evidence.notes.append(f"also found by {verdict.source}")
     # A column placed by a name or the log is not offered to the value-only rule.
     placed = {(e.child_table, e.child_columns[0]) for e in kept.values()}
     placed |= {(e.child_table, c) for e in graph.edges for c in e.child_columns}

@@ -9,6 +9,8 @@ from functools import lru_cache
 KEY_WORDS = frozenset(
     {"id", "ids", "code", "cd", "key", "no", "num", "number", "nbr", "ref", "sku", "uuid", "guid"}
 )
+# Words that all mean "the identifier of", unlike codes such as `sku` that are values too.
+IDENTIFIER_WORDS = frozenset({"id", "ref", "key", "no", "num", "number", "nbr"})
 # Columns named only by these say nothing about which table they point to.
 GENERIC_WORDS = KEY_WORDS | frozenset(
     {"name", "type", "status", "date", "value", "description", "title", "year", "amount"}
@@ -63,6 +65,8 @@ def words_match(a: str, b: str) -> float:
     a, b = singular(a), singular(b)
     if a == b:
         return 1.0
+    if a in IDENTIFIER_WORDS and b in IDENTIFIER_WORDS:
+        return 0.8  # cust_ref ~ customer_id: both words say "the identifier of"
     short, long = (a, b) if len(a) < len(b) else (b, a)
     # `cust` → customer, `prod` → product, `stu` → student: a prefix of at least 3 letters.
     if len(short) >= 3 and long.startswith(short):
