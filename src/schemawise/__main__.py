@@ -1,0 +1,3 @@
+from schemawise.cli import app
+
+app(prog_name="schemawise")

@@ -1,0 +1,114 @@
+"""The CLI end to end: JSON contracts, human output, exit codes, errors with hints."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from schemawise.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def chinook_url(bench_dir: Path) -> str:
+    return f"sqlite:///{bench_dir / 'chinook' / 'chinook.sqlite'}"
+
+
+def test_graph_json_contract(chinook_url: str) -> None:
+    result = runner.invoke(app, ["graph", chinook_url, "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) >= {"tables", "edges", "version", "partial", "problems"}
+    table = doc["tables"][0]
+    assert set(table) >= {"name", "kind", "row_count", "primary_key", "unique", "columns"}
+    assert set(table["columns"][0]) >= {"name", "type", "nullable", "comment"}
+    edge = doc["edges"][0]
+    assert set(edge) >= {
+        "child_table", "child_columns", "parent_table", "parent_columns",
+        "cardinality", "source", "confidence", "evidence", "via",
+    }  # fmt: skip
+    assert {t["name"] for t in doc["tables"]} >= {"Album", "Track", "Invoice"}
+
+
+def test_graph_for_people(chinook_url: str) -> None:
+    result = runner.invoke(app, ["graph", chinook_url])
+    assert result.exit_code == 0, result.output
+    assert "InvoiceLine" in result.stdout and "edges (child → parent)" in result.stdout
+
+
+def test_path_json_and_text(chinook_url: str) -> None:
+    result = runner.invoke(app, ["path", chinook_url, "Artist", "Genre", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["tables"] == ["Artist", "Album", "Track", "Genre"]
+    assert doc["grain"] == "one row per Track row"
+    text = runner.invoke(app, ["path", chinook_url, "Artist", "Genre"])
+    assert "JOIN Album.ArtistId = Artist.ArtistId" in text.stdout
+
+
+def test_query_log_option(tmp_path: Path, chinook_url: str) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        json.dumps({"user": "a", "sql": "SELECT * FROM Customer c JOIN Employee e "
+                    "ON e.EmployeeId = c.SupportRepId"}) + "\n"  # fmt: skip
+    )
+    result = runner.invoke(app, ["graph", chinook_url, "--json", "--query-log", str(log)])
+    assert result.exit_code == 0, result.output
+    # Declared already: the log must not duplicate it.
+    edges = json.loads(result.stdout)["edges"]
+    assert sum(1 for e in edges if e["child_columns"] == ["SupportRepId"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["graph", "mysql://x/y"], "Unsupported database URL"),
+        (["graph", "sqlite:////no/such.sqlite"], "No SQLite file"),
+        (["path", "sqlite:////no/such.sqlite", "a"], "at least two tables"),
+    ],
+)
+def test_errors_exit_2_with_hint(args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "hint:" in result.output
+
+
+def test_unknown_table_in_path(chinook_url: str) -> None:
+    result = runner.invoke(app, ["path", chinook_url, "Artists", "Genre", "--json"])
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "TableNotFoundError" and "Artist" in error["hint"]
+
+
+def test_fk_recovery_bench(tmp_path: Path, bench_dir: Path) -> None:
+    for name in ("concert_singer", "dog_kennels", "world_1"):
+        shutil.copytree(bench_dir / "spider" / "database" / name, tmp_path / name)
+    result = runner.invoke(app, ["bench", "fk-recovery", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["databases"] == 3 and doc["declared_edges"] == 11
+    assert doc["true_positives"] + doc["false_negatives"] == doc["declared_edges"]
+    assert doc["pooled"]["precision"] >= 0.9 and doc["pooled"]["recall"] >= 0.9
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == "0.1.0"
+
+
+def test_demo_command(schemawise_home: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--json", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    example = doc["fanout_example"]
+    assert example["fixed_units"] == example["true_units"]
+    assert example["naive_units"]["S"] > 2 * example["true_units"]["S"]
+    assert (tmp_path / "dbt" / "models" / "schema.yml").is_file()
+    lines = (tmp_path / "query_log.jsonl").read_text().splitlines()
+    assert len(lines) == 300 and set(json.loads(lines[0])) == {"user", "timestamp", "sql"}
