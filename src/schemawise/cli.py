@@ -21,7 +21,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-db_app = typer.Typer(help="Manage the embedded PostgreSQL that holds the demo.", no_args_is_help=True)
+db_app = typer.Typer(
+    help="Manage the embedded PostgreSQL that holds the demo.", no_args_is_help=True
+)
 bench_app = typer.Typer(help="Benchmarks; each prints one JSON document.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(bench_app, name="bench")
@@ -53,7 +55,7 @@ SchemaOpt = Annotated[
 ]
 
 
-def handle_errors(func: F) -> F:
+def handle_errors[F: Callable[..., Any]](func: F) -> F:
     """Turn a SchemawiseError into a message, a hint and exit code 2 (JSON with --json)."""
 
     @functools.wraps(func)

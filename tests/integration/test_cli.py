@@ -54,8 +54,13 @@ def test_path_json_and_text(chinook_url: str) -> None:
 def test_query_log_option(tmp_path: Path, chinook_url: str) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text(
-        json.dumps({"user": "a", "sql": "SELECT * FROM Customer c JOIN Employee e "
-                    "ON e.EmployeeId = c.SupportRepId"}) + "\n"  # fmt: skip
+        json.dumps(
+            {
+                "user": "a",
+                "sql": "SELECT * FROM Customer c JOIN Employee e ON e.EmployeeId = c.SupportRepId",
+            }
+        )
+        + "\n"
     )
     result = runner.invoke(app, ["graph", chinook_url, "--json", "--query-log", str(log)])
     assert result.exit_code == 0, result.output

@@ -33,7 +33,11 @@ INSERT INTO scans VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, 'z'), (4, 3, 'w');
 
 def _edges(graph: SchemaGraph) -> dict[tuple[str, tuple[str, ...], str], str]:
     return {
-        (e.child_table.split(".")[-1], tuple(e.child_columns), e.parent_table.split(".")[-1]): e.source
+        (
+            e.child_table.split(".")[-1],
+            tuple(e.child_columns),
+            e.parent_table.split(".")[-1],
+        ): e.source
         for e in graph.edges
         if e.via is None
     }

@@ -2,11 +2,13 @@
 
 import pytest
 
-from schemawise.graph.infer import join_pairs, name_candidates, QueryLogEntry, query_log_candidates
+from schemawise.graph.infer import QueryLogEntry, join_pairs, name_candidates, query_log_candidates
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
 
 
-def table(name: str, pk: list[str] | None, *columns: str, types: dict[str, str] | None = None) -> Table:
+def table(
+    name: str, pk: list[str] | None, *columns: str, types: dict[str, str] | None = None
+) -> Table:
     types = types or {}
     return Table(
         name=name,
@@ -88,8 +90,12 @@ def test_query_log_pairs_resolve_aliases_and_direction() -> None:
         ]
     )
     log = [
-        QueryLogEntry("SELECT n.body FROM shop.notes n JOIN shop.customers c ON c.customer_id = n.cust_ref"),
-        QueryLogEntry("SELECT * FROM shop.customers c, shop.notes x WHERE x.cust_ref = c.customer_id"),
+        QueryLogEntry(
+            "SELECT n.body FROM shop.notes n JOIN shop.customers c ON c.customer_id = n.cust_ref"
+        ),
+        QueryLogEntry(
+            "SELECT * FROM shop.customers c, shop.notes x WHERE x.cust_ref = c.customer_id"
+        ),
         QueryLogEntry("this is not sql ((("),
     ]
     pairs = join_pairs(log, "postgres")

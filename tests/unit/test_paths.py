@@ -29,7 +29,10 @@ SHOP = SchemaGraph(
 def test_shortest_path_goes_through_the_bridge_table() -> None:
     path = shortest_join_path(SHOP, "orders", "regions")
     assert path.tables == ["orders", "shipments", "regions"]
-    assert [(x.left, x.right) for x in path.edges] == [("shipments", "orders"), ("shipments", "regions")]
+    assert [(x.left, x.right) for x in path.edges] == [
+        ("shipments", "orders"),
+        ("shipments", "regions"),
+    ]
     assert path.grain == "one row per shipments row"
 
 
@@ -45,8 +48,12 @@ def test_opening_example_warns_of_double_counting() -> None:
 def test_steiner_tree_prefers_declared_edges() -> None:
     graph = SHOP.model_copy(deep=True)
     # A direct guess between order_items and regions would be one hop shorter but is weak.
-    graph.edges.append(e("order_items", "regions", "region_id", source="value_overlap", confidence=0.3))
-    graph.edges.append(e("order_items", "customers", "customer_id", source="inferred_name", confidence=0.6))
+    graph.edges.append(
+        e("order_items", "regions", "region_id", source="value_overlap", confidence=0.3)
+    )
+    graph.edges.append(
+        e("order_items", "customers", "customer_id", source="inferred_name", confidence=0.6)
+    )
     path = connecting_tree(graph, ["order_items", "customers"])
     assert path.tables == ["order_items", "customers"]  # one confident hop beats two declared
     path = connecting_tree(graph, ["order_items", "regions"])
@@ -59,10 +66,20 @@ def test_single_parent_chain_repeats_parents() -> None:
     grain, warnings = grain_and_warnings(
         ["order_items", "orders", "customers"],
         [
-            PathEdge(left="order_items", right="orders", on=[("order_id", "id")],
-                     cardinality="many_to_one", source="foreign_key"),  # fmt: skip
-            PathEdge(left="orders", right="customers", on=[("customer_id", "id")],
-                     cardinality="many_to_one", source="foreign_key"),  # fmt: skip
+            PathEdge(
+                left="order_items",
+                right="orders",
+                on=[("order_id", "id")],
+                cardinality="many_to_one",
+                source="foreign_key",
+            ),
+            PathEdge(
+                left="orders",
+                right="customers",
+                on=[("customer_id", "id")],
+                cardinality="many_to_one",
+                source="foreign_key",
+            ),
         ],
     )
     assert grain == "one row per order_items row"
@@ -72,8 +89,15 @@ def test_single_parent_chain_repeats_parents() -> None:
 def test_one_to_one_does_not_change_grain() -> None:
     grain, warnings = grain_and_warnings(
         ["users", "profiles"],
-        [PathEdge(left="profiles", right="users", on=[("user_id", "id")],
-                  cardinality="one_to_one", source="foreign_key")],  # fmt: skip
+        [
+            PathEdge(
+                left="profiles",
+                right="users",
+                on=[("user_id", "id")],
+                cardinality="one_to_one",
+                source="foreign_key",
+            )
+        ],
     )
     assert grain in {"one row per users row", "one row per profiles row"}
     assert warnings == []
@@ -82,8 +106,15 @@ def test_one_to_one_does_not_change_grain() -> None:
 def test_many_to_many_edge_is_flagged() -> None:
     _, warnings = grain_and_warnings(
         ["customers", "sales_reps"],
-        [PathEdge(left="customers", right="sales_reps", on=[("rep_id", "rep_id")],
-                  cardinality="many_to_many", source="foreign_key")],  # fmt: skip
+        [
+            PathEdge(
+                left="customers",
+                right="sales_reps",
+                on=[("rep_id", "rep_id")],
+                cardinality="many_to_many",
+                source="foreign_key",
+            )
+        ],
     )
     assert any("many-to-many" in w for w in warnings)
 

@@ -60,7 +60,7 @@ def catalog_sql(schema: str, tables: int, seed: int = 11) -> tuple[list[str], in
         ref_values = ", ".join(f"1 + (g % {ROWS_PER_TABLE})" for _ in refs)
         statements.append(
             f'INSERT INTO "{schema}".{name} (id{", " if refs else ""}'
-            f'{", ".join(table_name(p) + "_id" for p in refs)}) '
+            f"{', '.join(table_name(p) + '_id' for p in refs)}) "
             f"SELECT g{', ' if refs else ''}{ref_values} "
             f"FROM generate_series(1, {ROWS_PER_TABLE}) g"
         )
@@ -73,8 +73,8 @@ def _drop(url: str, schema: str, tables: int) -> None:
             names = ", ".join(
                 f'"{schema}".{table_name(i)}' for i in range(first, max(-1, first - CHUNK), -1)
             )
-            conn.execute(f"DROP TABLE IF EXISTS {names} CASCADE")  # type: ignore[arg-type]
-        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')  # type: ignore[arg-type]
+            conn.execute(f"DROP TABLE IF EXISTS {names} CASCADE")
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 def _inferred(graph: SchemaGraph) -> int:
@@ -95,7 +95,7 @@ def run(
         with psycopg.connect(target, autocommit=True) as conn:
             # In slices: one transaction per few hundred tables stays inside the lock table.
             for first in range(0, len(statements), CHUNK):
-                conn.execute(";\n".join(statements[first : first + CHUNK]))  # type: ignore[arg-type]
+                conn.execute(";\n".join(statements[first : first + CHUNK]))
             conn.execute("ANALYZE")
         build_seconds = time.perf_counter() - started
         say(f"extracting {size} tables")

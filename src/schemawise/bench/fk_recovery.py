@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from schemawise.db.base import Source
 from schemawise.db.sqlite import SQLiteSource
 from schemawise.errors import BenchmarkDataError
 from schemawise.graph.datachecks import DataChecker
@@ -32,7 +33,8 @@ def find_databases(folder: Path) -> list[Path]:
 
 
 def copy_without_foreign_keys(original: Path, target: Path, keep_keys: bool = True) -> None:
-    """Recreate every table with its columns, types and (optionally) keys, but no FK, and copy rows."""
+    """Recreate every table with its columns, types and (optionally) keys, but no foreign
+    key, and copy its rows."""
     src = sqlite3.connect(f"file:{original}?mode=ro", uri=True)
     dst = sqlite3.connect(target)
     try:
@@ -75,7 +77,7 @@ def _pairs(edges: list[Edge]) -> set[tuple[str, str, str, str]]:
     return out
 
 
-def _contradicted(source: SQLiteSource, declared: list[Edge]) -> list[str]:
+def _contradicted(source: Source, declared: list[Edge]) -> list[str]:
     checker = DataChecker(source)
     found = []
     for edge in declared:
@@ -83,7 +85,10 @@ def _contradicted(source: SQLiteSource, declared: list[Edge]) -> list[str]:
         if edge.evidence.parent_unique is False:
             reasons.append("parent key not unique")
         measured = checker.inclusion(
-            edge.child_table, edge.child_columns, edge.parent_table, edge.parent_columns,
+            edge.child_table,
+            edge.child_columns,
+            edge.parent_table,
+            edge.parent_columns,
             same_types=False,
         )
         if measured is not None and measured[0] < 1.0:
@@ -125,7 +130,9 @@ def run(
             copy_without_foreign_keys(path, stripped, keep_keys=keep_keys)
             with SQLiteSource(str(stripped)) as source:
                 graph = extract_graph(source, ExtractOptions(data_checks=data_checks))
-            inferred = _pairs([e for e in graph.edges if e.via is None and e.source != "foreign_key"])
+            inferred = _pairs(
+                [e for e in graph.edges if e.via is None and e.source != "foreign_key"]
+            )
             # A join found in the reverse direction is still the right join, but counts as wrong.
             hits, extra, missed = gold & inferred, inferred - gold, gold - inferred
             tp, fp, fn = tp + len(hits), fp + len(extra), fn + len(missed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from schemawise.db.base import Catalog, ForeignKey, QueryFailed, Source
+from schemawise.db.base import Catalog, ForeignKey, QueryFailedError, Source
 from schemawise.db.urls import parse_url
 
 
@@ -26,4 +26,4 @@ def connect(url: str, *, schemas: list[str] | None = None) -> Source:
     return PostgresSource(parsed.target, schemas=schemas)
 
 
-__all__ = ["Catalog", "ForeignKey", "QueryFailed", "Source", "connect"]
+__all__ = ["Catalog", "ForeignKey", "QueryFailedError", "Source", "connect"]

@@ -28,7 +28,7 @@ class Catalog:
     problems: list[Problem] = field(default_factory=list)
 
 
-class QueryFailed(Exception):
+class QueryFailedError(Exception):
     """A data-check query failed: timeout, permission or a vanished table. Never user-facing."""
 
     def __init__(self, message: str, *, kind: str = "error") -> None:
@@ -53,7 +53,7 @@ class Source(ABC):
     def query(
         self, sql: str, params: Sequence[Any] = (), timeout_ms: int = 5000
     ) -> list[tuple[Any, ...]]:
-        """Run one read query for a data check; raise QueryFailed on any database error."""
+        """Run one read query for a data check; raise QueryFailedError on any database error."""
 
     @abstractmethod
     def close(self) -> None: ...

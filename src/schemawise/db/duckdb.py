@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from schemawise.db.base import Catalog, ForeignKey, QueryFailed, Source
+from schemawise.db.base import Catalog, ForeignKey, QueryFailedError, Source
 from schemawise.errors import ConnectionFailedError, NotADatabaseError
 from schemawise.graph.model import Column, Table
 
@@ -87,9 +87,10 @@ class DuckDBSource(Source):
         for schema, name, kind, cols, ref_table, ref_cols in self.conn.execute(
             _CONSTRAINTS
         ).fetchall():
-            table = tables.get((schema, name))
-            if table is None:
+            owner = tables.get((schema, name))
+            if owner is None:
                 continue
+            table = owner
             if kind == "PRIMARY KEY":
                 table.primary_key = list(cols)
             elif kind == "UNIQUE" and list(cols) not in table.unique:
@@ -110,11 +111,11 @@ class DuckDBSource(Source):
         try:
             return list(self.conn.execute(sql, list(params)).fetchall())
         except duckdb.InterruptException as exc:
-            raise QueryFailed(str(exc), kind="timeout") from exc
+            raise QueryFailedError(str(exc), kind="timeout") from exc
         except duckdb.CatalogException as exc:
-            raise QueryFailed(str(exc), kind="missing") from exc
+            raise QueryFailedError(str(exc), kind="missing") from exc
         except duckdb.Error as exc:
-            raise QueryFailed(str(exc)) from exc
+            raise QueryFailedError(str(exc)) from exc
         finally:
             timer.cancel()
 

@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 from psycopg import sql as pgsql
 
-from schemawise.db.base import Catalog, ForeignKey, QueryFailed, Source
+from schemawise.db.base import Catalog, ForeignKey, QueryFailedError, Source
 from schemawise.db.urls import redact
 from schemawise.errors import ConnectionFailedError, PermissionDeniedError
 from schemawise.graph.model import Column, Problem, Table, TableKind
@@ -145,9 +145,10 @@ class PostgresSource(Source):
                     Column(name=name, type=type_name, nullable=nullable, comment=comment)
                 )
         for contype, rel, frel, _name, cols, fcols in constraints:
-            table = by_oid.get(rel)
-            if table is None:
+            owner = by_oid.get(rel)
+            if owner is None:
                 continue
+            table = owner
             if contype == "p":
                 table.primary_key = list(cols)
             elif contype == "u":
@@ -166,21 +167,19 @@ class PostgresSource(Source):
     ) -> list[tuple[Any, ...]]:
         try:
             with self.conn.transaction(), self.conn.cursor() as cur:
-                cur.execute(
-                    pgsql.SQL("SET LOCAL statement_timeout = {}").format(int(timeout_ms))
-                )
+                cur.execute(pgsql.SQL("SET LOCAL statement_timeout = {}").format(int(timeout_ms)))
                 cur.execute(sql, params or None)
                 return cur.fetchall()
         except psycopg.errors.QueryCanceled as exc:
-            raise QueryFailed(str(exc), kind="timeout") from exc
+            raise QueryFailedError(str(exc), kind="timeout") from exc
         except psycopg.errors.InsufficientPrivilege as exc:
-            raise QueryFailed(str(exc), kind="permission") from exc
+            raise QueryFailedError(str(exc), kind="permission") from exc
         except psycopg.errors.UndefinedTable as exc:
-            raise QueryFailed(str(exc), kind="missing") from exc
+            raise QueryFailedError(str(exc), kind="missing") from exc
         except psycopg.OperationalError as exc:
-            raise QueryFailed(str(exc), kind="connection") from exc
+            raise QueryFailedError(str(exc), kind="connection") from exc
         except psycopg.Error as exc:
-            raise QueryFailed(str(exc)) from exc
+            raise QueryFailedError(str(exc)) from exc
 
     def sample_clause(self, limit: int) -> str:
         return f"LIMIT {int(limit)}"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from schemawise.db.base import Catalog, ForeignKey, QueryFailed, Source
+from schemawise.db.base import Catalog, ForeignKey, QueryFailedError, Source
 from schemawise.errors import ConnectionFailedError, NotADatabaseError
 from schemawise.graph.model import Column, Problem, Table
 
@@ -50,9 +50,7 @@ class SQLiteSource(Source):
                 "Check the path; sqlite:///relative/path and sqlite:////absolute/path both work.",
             )
         try:
-            self.conn = sqlite3.connect(
-                f"file:{path}?mode=ro", uri=True, check_same_thread=False
-            )
+            self.conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
             self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             raise NotADatabaseError(
@@ -128,7 +126,7 @@ class SQLiteSource(Source):
             try:
                 rows = self.query(f"SELECT count(*) FROM {self.table_ref(table.name)}")
                 table.row_count = int(rows[0][0])
-            except QueryFailed:
+            except QueryFailedError:
                 table.row_count = None
 
     def query(
@@ -141,9 +139,9 @@ class SQLiteSource(Source):
             return list(self.conn.execute(sql, tuple(params)).fetchall())
         except sqlite3.OperationalError as exc:
             kind = "timeout" if "interrupted" in str(exc) else "missing"
-            raise QueryFailed(str(exc), kind=kind) from exc
+            raise QueryFailedError(str(exc), kind=kind) from exc
         except sqlite3.Error as exc:
-            raise QueryFailed(str(exc)) from exc
+            raise QueryFailedError(str(exc)) from exc
         finally:
             self.conn.set_progress_handler(None, 0)
 
@@ -162,5 +160,3 @@ def _resolve_parent_columns(parent: Table, parent_cols: list[str | None]) -> lis
             return None
         resolved.append(column.name)
     return resolved
-
-

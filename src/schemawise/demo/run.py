@@ -57,7 +57,8 @@ class DemoReport:
 
     def render(self, console: Console) -> None:
         console.print(
-            f"Built schema [bold]shop[/] in {self.build_seconds:.1f}s at {self.url}", highlight=False
+            f"Built schema [bold]shop[/] in {self.build_seconds:.1f}s at {self.url}",
+            highlight=False,
         )
         console.print(graph_tables(self.graph))
         console.print(Text("\nThe opening example: orders + order_items + shipments", style="bold"))
@@ -76,7 +77,7 @@ class DemoReport:
 
 def _units(url: str, sql: str) -> dict[str, int]:
     with psycopg.connect(url) as conn:
-        return {status: int(units) for status, units in conn.execute(sql).fetchall()}  # type: ignore[arg-type]
+        return {status: int(units) for status, units in conn.execute(sql).fetchall()}
 
 
 def write_artefacts(target: Path) -> dict[str, str]:

@@ -74,7 +74,10 @@ def generate(sizes: DemoSizes | None = None, seed: int = SEED) -> DemoRows:
              rng.randint(300, 20000), status)
         )  # fmt: skip
     t["shop.products"] = products
-    orders, items, shipments, refunds = [], [], [], []
+    orders: list[tuple[Any, ...]] = []
+    items: list[tuple[Any, ...]] = []
+    shipments: list[tuple[Any, ...]] = []
+    refunds: list[tuple[Any, ...]] = []
     for oid in range(1, sizes.orders + 1):
         customer = rng.randint(1, sizes.customers)
         status = rng.choices(*ORDER_STATUS)[0]
@@ -128,19 +131,21 @@ def _copy(conn: psycopg.Connection[Any], table: str, rows: Iterable[Sequence[Any
             copy.write_row(row)
 
 
-def build(url: str, sizes: DemoSizes | None = None, say: Callable[[str], None] | None = None) -> DemoRows:
+def build(
+    url: str, sizes: DemoSizes | None = None, say: Callable[[str], None] | None = None
+) -> DemoRows:
     """Create schema `shop` in the database at `url` (dropping an earlier one) and load it."""
     say = say or (lambda _: None)
     rows = generate(sizes)
     with psycopg.connect(url, autocommit=False) as conn:
         say("creating schema shop")
-        conn.execute(_sql("schema.sql"))  # type: ignore[arg-type]
+        conn.execute(_sql("schema.sql"))
         for table, table_rows in rows.tables.items():
             say(f"loading {table} ({len(table_rows):,} rows)")
             _copy(conn, table, table_rows)
         conn.commit()
         conn.autocommit = True
-        conn.execute(_sql("schema_post.sql"))  # type: ignore[arg-type]
+        conn.execute(_sql("schema_post.sql"))
     return rows
 
 

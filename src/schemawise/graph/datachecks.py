@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
-from schemawise.db.base import QueryFailed, Source
+from schemawise.db.base import QueryFailedError, Source
 from schemawise.graph.model import Problem
 
 _PROBLEM_HINTS = {
@@ -48,7 +49,7 @@ class DataChecker:
     def out_of_time(self) -> bool:
         return time.monotonic() > self._deadline
 
-    def _run(self, table: str, sql: str) -> list[tuple[object, ...]] | None:
+    def _run(self, table: str, sql: str) -> list[tuple[Any, ...]] | None:
         if table in self._failed_tables:
             return None
         if self.out_of_time:
@@ -58,7 +59,7 @@ class DataChecker:
         self.queries += 1
         try:
             return self.source.query(sql, timeout_ms=max(100, min(self.timeout_ms, remaining_ms)))
-        except QueryFailed as exc:
+        except QueryFailedError as exc:
             if exc.kind != "timeout":
                 self._failed_tables.add(table)
             self.problems.append(

@@ -142,9 +142,11 @@ def _measured_keys(graph: SchemaGraph, checker: DataChecker | None) -> set[tuple
             continue
         for column in table.columns:
             words = split_identifier(column.name)
-            if words and words[-1] in KEY_WORDS and checker.uniqueness(
-                table.name, [column.name]
-            ).unique:
+            if (
+                words
+                and words[-1] in KEY_WORDS
+                and checker.uniqueness(table.name, [column.name]).unique
+            ):
                 found.add((table.name, column.name))
     return found
 
@@ -186,7 +188,11 @@ def _confirm(
     edge: Edge, graph: SchemaGraph, checker: DataChecker | None, needs_confirmation: bool
 ) -> Edge | None:
     """Keep, strengthen or reject a candidate by value inclusion; None means rejected."""
-    measured = checker.inclusion(*_inclusion_args(edge, graph), same_types=_same_types(edge, graph)) if checker else None
+    measured = (
+        checker.inclusion(*_inclusion_args(edge, graph), same_types=_same_types(edge, graph))
+        if checker
+        else None
+    )
     if measured is None:
         if needs_confirmation or edge.confidence < MIN_CONFIDENCE:
             return None
@@ -231,7 +237,9 @@ def _confirm_overlaps(
     for edges in by_column.values():
         passing = []
         for edge in edges:
-            measured = checker.inclusion(*_inclusion_args(edge, graph), same_types=_same_types(edge, graph))
+            measured = checker.inclusion(
+                *_inclusion_args(edge, graph), same_types=_same_types(edge, graph)
+            )
             # Fewer than 3 distinct values fit almost any key range: not evidence.
             if measured and measured[0] >= 1.0 and measured[1] >= 3:
                 edge.evidence.inclusion = 1.0
@@ -273,8 +281,9 @@ def _add_bridges(graph: SchemaGraph) -> None:
                         evidence=Evidence(
                             cardinality_basis="declared" if both_declared else "measured",
                             rule="bridge_table",
-                            notes=[f"through {bridge_name}: {first.describe()}; "
-                                   f"{second.describe()}"],
+                            notes=[
+                                f"through {bridge_name}: {first.describe()}; {second.describe()}"
+                            ],
                         ),
                         via=bridge_name,
                     )

@@ -83,9 +83,10 @@ def _key_columns(table: Table, measured_unique: set[tuple[str, str]]) -> list[Ke
     entity = entity_words(_bare(table.name))
     for column in table.columns:
         words = singular_words(column.name)
-        if column.name not in declared and not is_generic(column.name) and words:
-            if ends_with(entity, words) and not any(k.column == column.name for k in keys):
-                keys.append(KeyColumn(table, column.name, False, named_only=True))
+        named_after_table = bool(words) and ends_with(entity, words) > 0
+        is_new = column.name not in declared and not any(k.column == column.name for k in keys)
+        if is_new and not is_generic(column.name) and named_after_table:
+            keys.append(KeyColumn(table, column.name, False, named_only=True))
     return keys
 
 
@@ -120,8 +121,10 @@ def _name_score(child_col: str, key: KeyColumn) -> tuple[str, float] | None:
         consider("same_name", max(ends_with(stem, tail) for tail in tails[:1] or [()]))
         if _contains(entity, stem):
             consider("same_name", 0.9)
-    elif child_col.lower() == key.column.lower() and key.sole_owner and (
-        not is_generic(child_col) or child_col.lower() in SPECIFIC_KEY_NAMES
+    elif (
+        child_col.lower() == key.column.lower()
+        and key.sole_owner
+        and (not is_generic(child_col) or child_col.lower() in SPECIFIC_KEY_NAMES)
     ):
         # frpm.CDSCode → schools.CDSCode: one table owns the name as its key.
         consider("shared_key", 1.0)
@@ -138,8 +141,11 @@ def _name_score(child_col: str, key: KeyColumn) -> tuple[str, float] | None:
         elif key_stem and any(sequence_match(key_stem, t) for t in tails):
             # permanent_address_id → addresses.address_id
             consider("role_and_key", ends_with(col_words, key_words))
-        if is_primary and col_words[-1:] and col_words[-1] not in KEY_WORDS and not all(
-            w in GENERIC_WORDS for w in tail
+        if (
+            is_primary
+            and col_words[-1:]
+            and col_words[-1] not in KEY_WORDS
+            and not all(w in GENERIC_WORDS for w in tail)
         ):
             # Continent → continents.ContId, DestAirport → airports.AirportCode
             consider("table_name", ends_with(col_words, tail))
@@ -227,9 +233,9 @@ def name_candidates(
             scored.sort(key=lambda s: (-s[0], s[2].table.name))
             score, rule, key = scored[0]
             parent_col = key.table.column(key.column)
-            loose_types = parent_col is not None and type_affinity(
-                column.type, parent_col.type
-            ) < 1.0
+            loose_types = (
+                parent_col is not None and type_affinity(column.type, parent_col.type) < 1.0
+            )
             edge = Edge(
                 child_table=child.name,
                 child_columns=[column.name],

@@ -43,8 +43,24 @@ def singular(word: str) -> str:
 
 # Words that decorate a table name without naming its entity: `model_list`, `dim_customer`.
 TABLE_DECORATIONS = frozenset(
-    {"list", "table", "tbl", "data", "info", "details", "master", "dim", "fact", "lookup", "lkp",
-     "ref", "stg", "raw", "tmp", "all"}
+    {
+        "list",
+        "table",
+        "tbl",
+        "data",
+        "info",
+        "details",
+        "master",
+        "dim",
+        "fact",
+        "lookup",
+        "lkp",
+        "ref",
+        "stg",
+        "raw",
+        "tmp",
+        "all",
+    }
 )
 
 

@@ -112,8 +112,9 @@ def connecting_tree(graph: SchemaGraph, tables: list[str]) -> JoinPath:
         if len(names) == 2:
             nodes = nx.shortest_path(g, names[0], names[1], weight="weight")
             tree = g.subgraph(nodes).copy()
-            tree.remove_edges_from([(a, b) for a, b in list(tree.edges) if abs(
-                nodes.index(a) - nodes.index(b)) != 1])
+            tree.remove_edges_from(
+                [(a, b) for a, b in list(tree.edges) if abs(nodes.index(a) - nodes.index(b)) != 1]
+            )
         else:
             # The approximation needs a connected graph: give it the terminals' component.
             tree = steiner_tree(g.subgraph(component), names, weight="weight")
