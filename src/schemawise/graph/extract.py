@@ -16,6 +16,7 @@ from schemawise.graph.infer import (
     join_pairs,
     name_candidates,
     overlap_candidates,
+    primary_keys,
     query_log_candidates,
 )
 from schemawise.graph.lineage import resolve_reads
@@ -155,7 +156,8 @@ def _infer(
     graph: SchemaGraph, checker: DataChecker | None, query_log: list[QueryLogEntry] | None
 ) -> None:
     taken = {e.unordered_key() for e in graph.edges}
-    candidates: list[Candidate] = name_candidates(graph, _measured_keys(graph, checker))
+    measured = _measured_keys(graph, checker)
+    candidates: list[Candidate] = name_candidates(graph, measured)
     if query_log:
         candidates += query_log_candidates(graph, join_pairs(query_log, graph.dialect))
     kept: dict[frozenset[tuple[str, tuple[str, ...]]], Edge] = {}
@@ -178,7 +180,9 @@ def _infer(
     placed = {(e.child_table, e.child_columns[0]) for e in kept.values()}
     placed |= {(e.child_table, c) for e in graph.edges for c in e.child_columns}
     if checker is not None:
-        for edge in _confirm_overlaps(graph, checker, overlap_candidates(graph, placed)):
+        for edge in _confirm_overlaps(
+            graph, checker, overlap_candidates(graph, placed, primary_keys(graph, measured))
+        ):
             if edge.unordered_key() not in taken and edge.unordered_key() not in kept:
                 kept[edge.unordered_key()] = edge
     graph.edges.extend(kept.values())

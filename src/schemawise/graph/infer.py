@@ -66,10 +66,30 @@ class KeyColumn:
     named_only: bool = False
     # The only table in the catalog whose single-column key has this name.
     sole_owner: bool = False
+    # The table's primary key, declared or (for a table without keys) measured.
+    primary: bool = False
 
 
 def _bare(name: str) -> str:
     return name.rsplit(".", 1)[-1]
+
+
+def primary_keys(graph: SchemaGraph, measured_unique: set[tuple[str, str]]) -> dict[str, str]:
+    """Each table's single-column primary key: declared, or else the first column (in table
+    order) that is key-like and unique on the data, as keys usually come first."""
+    found = {
+        t.name: t.primary_key[0]
+        for t in graph.tables
+        if t.kind == "table" and len(t.primary_key) == 1 and t.column(t.primary_key[0])
+    }
+    for table in graph.tables:
+        if table.name in found or table.primary_key or table.unique:
+            continue
+        for column in table.columns:
+            if (table.name, column.name) in measured_unique:
+                found[table.name] = column.name
+                break
+    return found
 
 
 def _key_columns(table: Table, measured_unique: set[tuple[str, str]]) -> list[KeyColumn]:
@@ -132,7 +152,7 @@ def _name_score(child_col: str, key: KeyColumn) -> tuple[str, float] | None:
         return best
     key_is_generic = all(w in KEY_WORDS for w in key_words)
     key_stem = tuple(w for w in key_words if w not in KEY_WORDS)
-    is_primary = key.table.primary_key == [key.column]
+    is_primary = key.primary
     for tail in tails:
         if key_is_generic:
             # customer_id → customers.id, CountryCode → country.Code, ship_id → ship.id
@@ -201,9 +221,12 @@ def name_candidates(
     measured_unique = measured_unique or set()
     bases = [t for t in graph.tables if t.kind != "view"]
     keys = [k for t in bases if t.kind == "table" for k in _key_columns(t, measured_unique)]
-    owners = Counter(k.column.lower() for k in keys if k.declared)
+    primaries = primary_keys(graph, measured_unique)
     for key in keys:
-        key.sole_owner = key.declared and owners[key.column.lower()] == 1
+        key.primary = primaries.get(key.table.name) == key.column
+    owners = Counter(k.column.lower() for k in keys if k.declared or k.primary)
+    for key in keys:
+        key.sole_owner = (key.declared or key.primary) and owners[key.column.lower()] == 1
     declared_children = {(e.child_table, tuple(e.child_columns)) for e in graph.edges}
     index = KeyIndex(keys)
     out: list[Candidate] = []
@@ -251,17 +274,19 @@ def name_candidates(
     return out
 
 
-def overlap_candidates(graph: SchemaGraph, taken: set[tuple[str, str]]) -> list[Candidate]:
+# Beyond this many possible parents a column's values cannot single one out: not checked.
+MAX_OVERLAP_PARENTS = 25
+
+
+def overlap_candidates(
+    graph: SchemaGraph, taken: set[tuple[str, str]], primaries: dict[str, str]
+) -> list[Candidate]:
     """Key-like columns no name rule placed: every single-column primary key they could hold.
 
-    Only the data can decide these; `datachecks.confirm` keeps a column's candidate when exactly
-    one parent contains all of its values.
+    Only the data can decide these; `extract._confirm_overlaps` keeps a column's candidate when
+    exactly one parent contains all of its values.
     """
-    pks = [
-        t
-        for t in graph.tables
-        if t.kind == "table" and len(t.primary_key) == 1 and t.column(t.primary_key[0])
-    ]
+    pks = [(t, primaries[t.name]) for t in graph.tables if t.name in primaries]
     out: list[Candidate] = []
     for child in graph.tables:
         if child.kind != "table":
@@ -270,19 +295,21 @@ def overlap_candidates(graph: SchemaGraph, taken: set[tuple[str, str]]) -> list[
             words = split_identifier(column.name)
             if not words or words[-1] not in KEY_WORDS or (child.name, column.name) in taken:
                 continue
-            if child.primary_key == [column.name]:
+            if primaries.get(child.name) == column.name:
                 continue
             parents = []
-            for parent in pks:
-                pk = parent.column(parent.primary_key[0])
+            for parent, key in pks:
+                pk = parent.column(key)
                 if parent.name != child.name and pk and types_compatible(column.type, pk.type):
-                    parents.append(parent)
-            for parent in parents:
+                    parents.append((parent, key))
+            if len(parents) > MAX_OVERLAP_PARENTS:
+                continue
+            for parent, key in parents:
                 edge = Edge(
                     child_table=child.name,
                     child_columns=[column.name],
                     parent_table=parent.name,
-                    parent_columns=[parent.primary_key[0]],
+                    parent_columns=[key],
                     source="value_overlap",
                     confidence=0.7,
                     evidence=Evidence(rule="value_inclusion"),
