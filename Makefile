@@ -34,8 +34,8 @@ demo: $(STAMP)
 	$(VENV)/bin/schemawise demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests
-	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/ruff check src tests examples
+	$(VENV)/bin/ruff format --check src tests examples
 
 types: $(STAMP)
 	$(VENV)/bin/mypy

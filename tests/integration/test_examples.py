@@ -1,0 +1,23 @@
+"""The runnable examples run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_join_path_example(bench_dir: Path) -> None:
+    chinook = bench_dir / "chinook" / "chinook.sqlite"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "join_path.py"), str(chinook), "Artist", "Genre"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "11 tables" in result.stdout
+    assert "JOIN Track.GenreId = Genre.GenreId" in result.stdout
+    assert "grain: one row per Track row" in result.stdout
