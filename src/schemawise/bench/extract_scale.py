@@ -31,12 +31,16 @@ def table_name(i: int) -> str:
     return f"{NOUNS[i % len(NOUNS)]}_{i // len(NOUNS)}"
 
 
-def catalog_sql(schema: str, tables: int, seed: int = 11) -> tuple[list[str], int, int]:
+def catalog_sql(
+    schema: str, tables: int, seed: int = 11
+) -> tuple[list[str], int, set[tuple[str, str, str]]]:
     """DDL and rows for `tables` tables of 20 columns with ~1.6 references each; returns the
-    script, the number of declared foreign keys and the number of undeclared references."""
+    statements, the number of declared foreign keys and the undeclared references
+    (child table, column, parent table)."""
     rng = random.Random(seed)
     statements = [f'DROP SCHEMA IF EXISTS "{schema}" CASCADE', f'CREATE SCHEMA "{schema}"']
-    fks = undeclared = 0
+    fks = 0
+    undeclared: set[tuple[str, str, str]] = set()
     for i in range(tables):
         name = table_name(i)
         columns = ["id integer PRIMARY KEY"]
@@ -52,7 +56,14 @@ def catalog_sql(schema: str, tables: int, seed: int = 11) -> tuple[list[str], in
             constraint = f' REFERENCES "{schema}".{table_name(parent)}(id)' if declared else ""
             columns.append(f"{table_name(parent)}_id integer{constraint}")
             fks += declared
-            undeclared += not declared
+            if not declared:
+                undeclared.add(
+                    (
+                        f"{schema}.{name}",
+                        f"{table_name(parent)}_id",
+                        f"{schema}.{table_name(parent)}",
+                    )
+                )
         while len(columns) < COLUMNS_PER_TABLE:
             kind = rng.choice(["text", "integer", "numeric(12,2)", "timestamptz", "boolean"])
             columns.append(f"attr_{len(columns)} {kind}")
@@ -75,6 +86,14 @@ def _drop(url: str, schema: str, tables: int) -> None:
             )
             conn.execute(f"DROP TABLE IF EXISTS {names} CASCADE")
         conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def _inferred_pairs(graph: SchemaGraph) -> set[tuple[str, str, str]]:
+    return {
+        (e.child_table, e.child_columns[0], e.parent_table)
+        for e in graph.edges
+        if e.source != "foreign_key" and not e.via and len(e.child_columns) == 1
+    }
 
 
 def _inferred(graph: SchemaGraph) -> int:
@@ -119,7 +138,10 @@ def run(
                 "tables": len(catalog.tables),
                 "columns": sum(len(t.columns) for t in catalog.tables),
                 "foreign_keys": fks,
-                "undeclared_references": undeclared,
+                "undeclared_references": len(undeclared),
+                # Inferred edges checked against the references the generator left undeclared.
+                "undeclared_recovered": len(undeclared & _inferred_pairs(graph)),
+                "inferred_not_in_truth": len(_inferred_pairs(graph) - undeclared),
                 "edges_declared": declared,
                 "edges_inferred_without_data": _inferred(structure),
                 "edges_inferred_with_data": _inferred(graph),
