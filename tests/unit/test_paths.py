@@ -45,21 +45,30 @@ def test_opening_example_warns_of_double_counting() -> None:
     assert "pre-aggregate order_items per orders first" in warning
 
 
-def test_steiner_tree_prefers_declared_edges() -> None:
+def test_weak_guess_loses_to_declared_path() -> None:
     graph = SHOP.model_copy(deep=True)
-    # A direct guess between order_items and regions would be one hop shorter but is weak.
     graph.edges.append(
         e("order_items", "regions", "region_id", source="value_overlap", confidence=0.3)
     )
+    path = connecting_tree(graph, ["order_items", "regions"])
+    assert path.tables == ["order_items", "orders", "shipments", "regions"]
+    assert {x.source for x in path.edges} == {"foreign_key"}
+
+
+def test_confident_inference_beats_a_longer_declared_path() -> None:
+    graph = SHOP.model_copy(deep=True)
     graph.edges.append(
-        e("order_items", "customers", "customer_id", source="inferred_name", confidence=0.6)
+        e("order_items", "customers", "customer_id", source="inferred_name", confidence=0.99)
     )
     path = connecting_tree(graph, ["order_items", "customers"])
-    assert path.tables == ["order_items", "customers"]  # one confident hop beats two declared
-    path = connecting_tree(graph, ["order_items", "regions"])
-    # declared: order_items → orders ← shipments → regions (cost 3) vs weak direct edge (2.7+)
-    assert path.edges[0].source in {"foreign_key", "value_overlap"}
-    assert len(path.edges) in {1, 3}
+    assert path.tables == ["order_items", "customers"]
+
+
+def test_steiner_tree_pulls_in_tables_the_question_never_names() -> None:
+    path = connecting_tree(SHOP, ["customers", "regions", "order_items"])
+    assert set(path.tables) == {"customers", "orders", "order_items", "shipments", "regions"}
+    assert len(path.edges) == 4
+    assert path.tables[0] == "customers"
 
 
 def test_single_parent_chain_repeats_parents() -> None:
