@@ -1,0 +1,81 @@
+"""`check`: everything wrong with one SQL statement, against the schema graph."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from sqlglot import exp
+
+from schemawise.graph.model import SchemaGraph
+from schemawise.validate.checks import cartesian_problems, join_problems
+from schemawise.validate.fanout import fanout_problems
+from schemawise.validate.joins import analyse
+from schemawise.validate.problems import SqlProblem
+from schemawise.validate.resolve import resolve
+from schemawise.validate.rules import Rule, rule_problems
+from schemawise.validate.safety import check_safety
+
+FanoutLevel = Literal["error", "warn"]
+
+
+class CheckResult(BaseModel):
+    ok: bool = True
+    errors: list[SqlProblem] = Field(default_factory=list)
+    warnings: list[SqlProblem] = Field(default_factory=list)
+    tables: list[str] = Field(default_factory=list)
+    columns: list[str] = Field(default_factory=list)
+    joins: list[dict[str, Any]] = Field(default_factory=list)
+    fanout: list[SqlProblem] = Field(default_factory=list)
+    explain: dict[str, Any] = Field(default_factory=dict)
+
+    def finish(self) -> CheckResult:
+        self.ok = not self.errors
+        return self
+
+
+def check_sql(
+    sql: str,
+    graph: SchemaGraph,
+    *,
+    dialect: str | None = None,
+    fanout: FanoutLevel = "warn",
+    rules: list[Rule] | None = None,
+    strict_functions: bool = False,
+) -> CheckResult:
+    """Safety first (a refused statement is not analysed further), then names, joins,
+    fan-out and business rules."""
+    result = CheckResult()
+    dialect = dialect or graph.dialect or "postgres"
+    safety = check_safety(sql, dialect, strict=strict_functions)
+    if not safety.ok or safety.tree is None:
+        result.errors = safety.problems
+        return result.finish()
+    resolution = resolve(safety.tree, graph)
+    result.errors.extend(resolution.problems)
+    result.tables = resolution.tables
+    if resolution.tree is None or resolution.problems:
+        return result.finish()
+    tree = resolution.tree
+    result.columns = sorted({f"{c.table}.{c.name}" for c in tree.find_all(exp.Column) if c.table})
+    for facts in analyse(tree, graph):
+        errors, warnings = join_problems(facts, graph)
+        result.errors.extend(errors)
+        result.warnings.extend(warnings)
+        errors, warnings = cartesian_problems(facts)
+        result.errors.extend(errors)
+        result.warnings.extend(warnings)
+        for pair in facts.pairs:
+            result.joins.append(
+                {
+                    "left": f"{facts.tables[pair.left_alias]}.{pair.left_column}",
+                    "right": f"{facts.tables[pair.right_alias]}.{pair.right_column}",
+                    "edge": pair.edge.describe() if pair.edge else None,
+                    "cardinality": pair.edge.cardinality if pair.edge else None,
+                }
+            )
+        risks = fanout_problems(facts, graph)
+        result.fanout.extend(risks)
+        (result.errors if fanout == "error" else result.warnings).extend(risks)
+        result.errors.extend(rule_problems(facts, rules or [], graph, result.tables))
+    return result.finish()

@@ -1,0 +1,151 @@
+"""What each SELECT of a (qualified) query joins: its base tables, its predicates, and which
+graph edge each equality between two tables matches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from schemawise.graph.model import Edge, SchemaGraph
+from schemawise.validate.resolve import find_table
+
+
+@dataclass
+class JoinPair:
+    left_alias: str
+    left_column: str
+    right_alias: str
+    right_column: str
+    edge: Edge | None = None
+    # True when the edge's child is the left side.
+    child_is_left: bool = True
+
+
+@dataclass
+class ScopeJoins:
+    scope: Scope
+    tables: dict[str, str] = field(default_factory=dict)  # alias → graph table
+    others: set[str] = field(default_factory=set)  # derived tables, CTEs, table functions
+    single_row: set[str] = field(default_factory=set)  # derived sources returning one row
+    links: list[set[str]] = field(default_factory=list)  # aliases each predicate ties
+    pairs: list[JoinPair] = field(default_factory=list)
+    cross_joins: list[str] = field(default_factory=list)  # aliases joined with no condition
+    explicit_cross: set[str] = field(default_factory=set)
+
+
+def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
+    if condition is None:
+        return []
+    if isinstance(condition, exp.And):
+        return _conjuncts(condition.left) + _conjuncts(condition.right)
+    if isinstance(condition, exp.Paren):
+        return _conjuncts(condition.this)
+    return [condition]
+
+
+def _aliases(node: exp.Expression, known: set[str]) -> set[str]:
+    """Aliases of this scope a predicate references (not those of nested subqueries)."""
+    found = set()
+    for column in node.find_all(exp.Column):
+        if column.table in known:
+            found.add(column.table)
+    return found
+
+
+def _returns_one_row(source: Scope) -> bool:
+    select = source.expression
+    if not isinstance(select, exp.Select):
+        return False
+    limit = select.args.get("limit")
+    if limit is not None and limit.expression is not None and limit.expression.sql() == "1":
+        return True
+    if select.args.get("group"):
+        return False
+    return all(
+        isinstance(e.unalias(), exp.AggFunc) or e.unalias().find(exp.AggFunc) is not None
+        for e in select.expressions
+    )
+
+
+def edges_between(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
+    return [
+        e
+        for e in graph.edges
+        if e.via is None
+        and {e.child_table, e.parent_table} == {first, second}
+        and (first != second or e.child_table == e.parent_table)
+    ]
+
+
+def _match(pair: JoinPair, graph: SchemaGraph, left: str, right: str) -> None:
+    lc, rc = pair.left_column.lower(), pair.right_column.lower()
+    for edge in edges_between(graph, left, right):
+        columns = list(zip(edge.child_columns, edge.parent_columns, strict=True))
+        for child_col, parent_col in columns:
+            cc, pc = child_col.lower(), parent_col.lower()
+            if edge.child_table == left and (cc, pc) == (lc, rc):
+                pair.edge, pair.child_is_left = edge, True
+                return
+            if edge.child_table == right and (cc, pc) == (rc, lc):
+                pair.edge, pair.child_is_left = edge, False
+                return
+
+
+def analyse(tree: exp.Expression, graph: SchemaGraph) -> list[ScopeJoins]:
+    out = []
+    for scope in traverse_scope(tree):
+        select = scope.expression
+        if not isinstance(select, exp.Select):
+            continue
+        facts = ScopeJoins(scope)
+        for alias, source in scope.selected_sources.items():
+            node = source[1]
+            if isinstance(node, exp.Table) and (table := find_table(graph, node)) is not None:
+                facts.tables[alias] = table.name
+            else:
+                facts.others.add(alias)
+                if isinstance(node, Scope) and _returns_one_row(node):
+                    facts.single_row.add(alias)
+        known = set(scope.selected_sources)
+        predicates: list[exp.Expression] = []
+        for join in select.args.get("joins") or []:
+            alias = join.alias_or_name
+            condition = join.args.get("on")
+            using = join.args.get("using")
+            if join.args.get("kind", "").upper() == "CROSS":
+                facts.explicit_cross.add(alias)
+            if join.args.get("method"):  # NATURAL: joined on every shared name
+                facts.links.append({alias, *[a for a in known if a != alias]})
+            elif condition is None and not using:
+                facts.cross_joins.append(alias)
+            predicates.extend(_conjuncts(condition))
+        predicates.extend(
+            _conjuncts(select.args["where"].this if select.args.get("where") else None)
+        )
+        for predicate in predicates:
+            touched = _aliases(predicate, known)
+            if len(touched) >= 2:
+                facts.links.append(touched)
+            if (
+                isinstance(predicate, exp.EQ)
+                and isinstance(predicate.left, exp.Column)
+                and isinstance(predicate.right, exp.Column)
+            ):
+                left, right = predicate.left, predicate.right
+                if left.table in facts.tables and right.table in facts.tables:
+                    if left.table == right.table:
+                        continue
+                    pair = JoinPair(left.table, left.name, right.table, right.name)
+                    _match(pair, graph, facts.tables[left.table], facts.tables[right.table])
+                    facts.pairs.append(pair)
+        # Lateral and correlated sources tie themselves to the aliases they reference.
+        for alias, source in scope.selected_sources.items():
+            node = source[1]
+            if isinstance(node, Scope):
+                outer = {c.table for c in node.external_columns if c.table in known}
+                if outer:
+                    facts.links.append(outer | {alias})
+        out.append(facts)
+    return out

@@ -1,0 +1,241 @@
+"""Resolve every table and column of a query against the graph, through CTEs, subqueries,
+aliases, USING, NATURAL and `*` (sqlglot's qualify does the scoping)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.schema import MappingSchema
+
+from schemawise.graph.model import SchemaGraph, Table
+from schemawise.validate.problems import SqlProblem
+
+_UNKNOWN_COLUMN = re.compile(r"Unknown column: (.+)$")
+_AMBIGUOUS = re.compile(r"Ambiguous column:? '?([^' (]+)")
+# Columns removed to find further problems after the first: a query rarely has more.
+MAX_PROBLEMS = 10
+
+
+@dataclass
+class Resolution:
+    problems: list[SqlProblem] = field(default_factory=list)
+    # The qualified copy of the tree (None when tables are unknown); never executed.
+    tree: exp.Expression | None = None
+    # alias → graph table name, per scope of the qualified tree
+    tables: list[str] = field(default_factory=list)
+    columns: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _table_key(table: Table, dialect: str) -> tuple[str, ...]:
+    parts = (
+        table.name.split(".", 1) if dialect == "postgres" and "." in table.name else [table.name]
+    )
+    return tuple(parts)
+
+
+def graph_schema(graph: SchemaGraph) -> MappingSchema:
+    """The graph as sqlglot's schema; Postgres names nest as schema → table."""
+    mapping: dict[str, object] = {}
+    for table in graph.tables:
+        columns = {c.name: (c.type or "text") for c in table.columns}
+        if graph.dialect == "postgres" and "." in table.name:
+            schema, name = table.name.split(".", 1)
+            mapping.setdefault(schema, {})[name] = columns  # type: ignore[index]
+        else:
+            mapping[table.name] = columns
+    try:
+        return MappingSchema(mapping, dialect=graph.dialect or None, normalize=True)
+    except SqlglotError:
+        # Names that differ only by case: fall back to an exact-case schema.
+        return MappingSchema(mapping, dialect=graph.dialect or None, normalize=False)
+
+
+def find_table(graph: SchemaGraph, node: exp.Table) -> Table | None:
+    """The graph table a FROM item names: `schema.table`, or a bare name that is unique
+    (Postgres's `public` schema first, as the default search_path would)."""
+    name = node.name
+    if node.db:
+        return graph.table(f"{node.db}.{name}")
+    return graph.table(f"public.{name}") or graph.table(name)
+
+
+def _cte_names(tree: exp.Expression) -> set[str]:
+    return {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+
+
+def _unknown_tables(tree: exp.Expression, graph: SchemaGraph) -> list[SqlProblem]:
+    ctes = _cte_names(tree)
+    names = [t.name for t in graph.tables]
+    bare = [n.rsplit(".", 1)[-1] for n in names]
+    problems = []
+    for node in tree.find_all(exp.Table):
+        if not node.name or (not node.db and node.name.lower() in ctes):
+            continue
+        if isinstance(node.this, exp.Func) or find_table(graph, node) is not None:
+            continue
+        written = ".".join(p for p in (node.db, node.name) if p)
+        close = get_close_matches(written, names, n=3, cutoff=0.6) or [
+            names[bare.index(m)] for m in get_close_matches(node.name, bare, n=3, cutoff=0.6)
+        ]
+        problems.append(
+            SqlProblem.of(
+                "unknown_table",
+                f"Table {written} does not exist.",
+                f"Did you mean {', '.join(close)}?" if close else "List tables with `graph`.",
+                table=written,
+                closest=close,
+            )
+        )
+    return problems
+
+
+def _literalise_quoted_strings(tree: exp.Expression, graph: SchemaGraph) -> None:
+    """SQLite reads a double-quoted name that matches no column as a string literal."""
+    known = {c.name.lower() for t in graph.tables for c in t.columns}
+    for column in list(tree.find_all(exp.Column)):
+        if column.this.quoted and not column.table and column.name.lower() not in known:
+            column.replace(exp.Literal.string(column.name))
+
+
+def tables_with_column(graph: SchemaGraph, column: str) -> list[str]:
+    lowered = column.lower()
+    return [t.name for t in graph.tables if any(c.name.lower() == lowered for c in t.columns)]
+
+
+def _unknown_column(graph: SchemaGraph, name: str, alias: str | None) -> SqlProblem:
+    where = tables_with_column(graph, name)
+    written = f"{alias}.{name}" if alias else name
+    hint = (
+        f"{name} exists in {', '.join(where[:8])}: join that table or qualify the column."
+        if where
+        else "Check the column list of the tables in FROM (`graph` shows them)."
+    )
+    return SqlProblem.of(
+        "unknown_column",
+        f"Column {written} does not exist in the tables this query reads.",
+        hint,
+        column=name,
+        tables_with_column=where,
+    )
+
+
+def _scope_problems(scope: Scope, graph: SchemaGraph) -> list[SqlProblem]:
+    problems = []
+    sources = scope.selected_sources
+    for column in scope.unqualified_columns:
+        holders = [
+            alias
+            for alias, (_, source) in sources.items()
+            if isinstance(source, exp.Table)
+            and (t := find_table(graph, source)) is not None
+            and t.column(column.name) is not None
+        ]
+        if len(holders) > 1:
+            problems.append(
+                SqlProblem.of(
+                    "ambiguous_column",
+                    f"Column {column.name} is in several tables of this query: "
+                    f"{', '.join(holders)}.",
+                    f"Qualify it, e.g. {holders[0]}.{column.name}.",
+                    column=column.name,
+                    candidates=holders,
+                )
+            )
+        else:
+            problems.append(_unknown_column(graph, column.name, None))
+    if scope.external_columns and not scope.is_correlated_subquery:
+        for column in scope.external_columns:
+            if column.table and column.table not in scope.sources:
+                problems.append(
+                    SqlProblem.of(
+                        "unknown_table",
+                        f"{column.table}.{column.name} names {column.table}, which is not a "
+                        "table or alias in this query.",
+                        f"Use one of: {', '.join(scope.sources) or 'the tables in FROM'}.",
+                        table=column.table,
+                        closest=list(scope.sources),
+                    )
+                )
+            elif column.table:
+                problems.append(_unknown_column(graph, column.name, column.table))
+    return problems
+
+
+def resolve(tree: exp.Expression, graph: SchemaGraph) -> Resolution:
+    """Qualify a copy of `tree`; report unknown tables, unknown and ambiguous columns."""
+    result = Resolution()
+    result.problems = _unknown_tables(tree, graph)
+    if result.problems:
+        return result
+    work = tree.copy()
+    if graph.dialect == "sqlite":
+        _literalise_quoted_strings(work, graph)
+    schema = graph_schema(graph)
+    for _ in range(MAX_PROBLEMS):
+        try:
+            qualified = qualify(
+                work.copy(),
+                schema=schema,
+                dialect=graph.dialect or None,
+                validate_qualify_columns=False,
+                quote_identifiers=False,
+                identify=False,
+            )
+            break
+        except OptimizeError as exc:
+            problem, name = _from_optimize_error(str(exc), graph)
+            result.problems.append(problem)
+            if name is None:
+                return result
+            # Take the offending column out and look for the next problem.
+            for column in list(work.find_all(exp.Column)):
+                if column.name.lower() == name.lower():
+                    column.replace(exp.Null())
+        except (SqlglotError, RecursionError, KeyError, ValueError) as exc:
+            result.problems.append(
+                SqlProblem.of(
+                    "parse_error",
+                    f"The query could not be resolved: {str(exc)[:200]}",
+                    "Simplify the query.",
+                )
+            )
+            return result
+    else:
+        return result
+    for scope in traverse_scope(qualified):
+        result.problems.extend(_scope_problems(scope, graph))
+    result.tree = qualified
+    seen_tables: list[str] = []
+    for node in qualified.find_all(exp.Table):
+        table = find_table(graph, node)
+        if table is not None and table.name not in seen_tables:
+            seen_tables.append(table.name)
+    result.tables = seen_tables
+    return result
+
+
+def _from_optimize_error(message: str, graph: SchemaGraph) -> tuple[SqlProblem, str | None]:
+    if match := _UNKNOWN_COLUMN.search(message.splitlines()[0]):
+        name = match.group(1).strip().strip('"')
+        return _unknown_column(graph, name, None), name
+    if match := _AMBIGUOUS.search(message):
+        name = match.group(1).strip('"')
+        return (
+            SqlProblem.of(
+                "ambiguous_column",
+                f"Column {name} is in several tables of this query.",
+                "Qualify it with its table's alias.",
+                column=name,
+            ),
+            name,
+        )
+    return (
+        SqlProblem.of("parse_error", f"The query could not be resolved: {message[:200]}", ""),
+        None,
+    )
