@@ -35,7 +35,7 @@ class ScopeJoins:
     explicit_cross: set[str] = field(default_factory=set)
 
 
-def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
+def _conjuncts(condition: exp.Expr | None) -> list[exp.Expr]:
     if condition is None:
         return []
     if isinstance(condition, exp.And):
@@ -45,7 +45,7 @@ def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
     return [condition]
 
 
-def _aliases(node: exp.Expression, known: set[str]) -> set[str]:
+def _aliases(node: exp.Expr, known: set[str]) -> set[str]:
     """Aliases of this scope a predicate references (not those of nested subqueries)."""
     found = set()
     for column in node.find_all(exp.Column):
@@ -109,7 +109,7 @@ def analyse(tree: exp.Expression, graph: SchemaGraph) -> list[ScopeJoins]:
                 if isinstance(node, Scope) and _returns_one_row(node):
                     facts.single_row.add(alias)
         known = set(scope.selected_sources)
-        predicates: list[exp.Expression] = []
+        predicates: list[exp.Expr] = []
         for join in select.args.get("joins") or []:
             alias = join.alias_or_name
             condition = join.args.get("on")

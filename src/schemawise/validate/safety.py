@@ -186,7 +186,7 @@ STRICT_ALLOWED = frozenset(
 )
 
 
-def _forbidden_functions(nodes: list[exp.Expression], strict: bool) -> list[str]:
+def _forbidden_functions(nodes: list[exp.Expr], strict: bool) -> list[str]:
     found: list[str] = []
     for node in nodes:
         if not isinstance(node, exp.Func):
