@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -57,12 +58,13 @@ def check_sql(
     if resolution.tree is None or resolution.problems:
         return result.finish()
     tree = resolution.tree
+    explicit_cross = bool(re.search(r"\bcross\s+join\b", sql, flags=re.IGNORECASE))
     result.columns = sorted({f"{c.table}.{c.name}" for c in tree.find_all(exp.Column) if c.table})
     for facts in analyse(tree, graph):
         errors, warnings = join_problems(facts, graph)
         result.errors.extend(errors)
         result.warnings.extend(warnings)
-        errors, warnings = cartesian_problems(facts)
+        errors, warnings = cartesian_problems(facts, explicit_cross_join=explicit_cross)
         result.errors.extend(errors)
         result.warnings.extend(warnings)
         for pair in facts.pairs:

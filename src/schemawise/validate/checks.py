@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 
 from schemawise.graph.model import SchemaGraph
-from schemawise.validate.joins import ScopeJoins, edges_between
+from schemawise.validate.joins import ScopeJoins, edges_between, sibling_edges
 from schemawise.validate.problems import SqlProblem
 
 
@@ -21,18 +21,21 @@ def join_problems(
     """(errors, warnings) for the equality joins of one SELECT."""
     errors: list[SqlProblem] = []
     warnings: list[SqlProblem] = []
-    matched_tables = {
-        frozenset((facts.tables[p.left_alias], facts.tables[p.right_alias]))
-        for p in facts.pairs
-        if p.edge is not None
-    }
+    # Aliases, not tables: a table joined twice (airports as origin and destination) may be
+    # right once and wrong the second time.
+    matched = {frozenset((p.left_alias, p.right_alias)) for p in facts.pairs if p.edge is not None}
     for pair in facts.pairs:
         if pair.edge is not None:
             continue
         left, right = facts.tables[pair.left_alias], facts.tables[pair.right_alias]
         written = f"{pair.left_alias}.{pair.left_column} = {pair.right_alias}.{pair.right_column}"
-        known = edges_between(graph, left, right)
-        if known and frozenset((left, right)) not in matched_tables:
+        known = edges_between(graph, left, right) + sibling_edges(graph, left, right)
+        # A column that is itself a key of a relationship between these two tables, compared
+        # with the wrong partner (`eye_colour_id = colour.colour`), is wrong even when another
+        # predicate joins the pair correctly.
+        involved = {c.lower() for e in known for c in e.child_columns + e.parent_columns}
+        misused = bool({pair.left_column.lower(), pair.right_column.lower()} & involved)
+        if known and (frozenset((pair.left_alias, pair.right_alias)) not in matched or misused):
             keys = [
                 _condition(e.child_table, e.child_columns, e.parent_table, e.parent_columns)
                 for e in known
@@ -68,9 +71,14 @@ def join_problems(
     return errors, warnings
 
 
-def cartesian_problems(facts: ScopeJoins) -> tuple[list[SqlProblem], list[SqlProblem]]:
+def cartesian_problems(
+    facts: ScopeJoins, *, explicit_cross_join: bool = False
+) -> tuple[list[SqlProblem], list[SqlProblem]]:
     """A FROM whose sources no predicate connects multiplies them all: refuse it, unless
-    a disconnected source is one row (a scalar aggregate) or the CROSS JOIN is explicit."""
+    a disconnected source is one row (a scalar aggregate) or the query says CROSS JOIN.
+
+    sqlglot parses `FROM a, b` and `a CROSS JOIN b` alike, so whether the cross join was
+    written on purpose is read from the text (`explicit_cross_join`)."""
     aliases = set(facts.tables) | facts.others
     if len(aliases) < 2:
         return [], []
@@ -84,7 +92,8 @@ def cartesian_problems(facts: ScopeJoins) -> tuple[list[SqlProblem], list[SqlPro
     if len(components) <= 1:
         return [], []
     groups = [", ".join(sorted(c)) for c in components]
-    explicit = all(len(c) == 1 and next(iter(c)) in facts.explicit_cross for c in components[1:])
+    unlinked = [a for c in components for a in c if a in facts.explicit_cross]
+    explicit = explicit_cross_join and bool(unlinked)
     problem = SqlProblem.of(
         "cartesian_join",
         f"Nothing joins these groups of tables: {' | '.join(groups)}; every row of one pairs "

@@ -16,7 +16,7 @@ _RISKY = (exp.Sum, exp.Avg, exp.Count)
 def _own_aggregates(select: exp.Select) -> list[exp.AggFunc]:
     """Aggregates of this SELECT, not of its subqueries."""
     found = []
-    for part in [*select.expressions, select.args.get("having")]:
+    for part in [*select.expressions, select.args.get("having"), select.args.get("order")]:
         if part is None:
             continue
         for node in part.find_all(exp.AggFunc):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from schemawise.graph.model import Edge, SchemaGraph
+from schemawise.graph.model import Edge, Evidence, SchemaGraph
 from schemawise.validate.resolve import find_table
 
 
@@ -54,6 +54,32 @@ def _aliases(node: exp.Expr, known: set[str]) -> set[str]:
     return found
 
 
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.Like,
+                exp.ILike, exp.Is)  # fmt: skip
+
+
+def _links(predicate: exp.Expr, known: set[str]) -> list[set[str]]:
+    """Alias sets a predicate compares with each other. `a.x = b.y` links a and b;
+    `a.x = 1 OR b.y > 2` filters each on its own and links nothing."""
+    links = []
+    for node in predicate.find_all(*_COMPARISONS, exp.Between, exp.In):
+        if isinstance(node, exp.Between):
+            parts = [node.this, node.args.get("low"), node.args.get("high")]
+        elif isinstance(node, exp.In):
+            parts = [node.this, *node.expressions, node.args.get("query")]
+        else:
+            parts = [node.left, node.right]
+        sides = [_aliases(p, known) for p in parts if p is not None]
+        touched = set().union(*sides) if sides else set()
+        if len([s for s in sides if s]) >= 2 and len(touched) >= 2:
+            links.append(touched)
+    for node in predicate.find_all(exp.Exists, exp.Subquery):
+        touched = _aliases(node, known)
+        if len(touched) >= 2:
+            links.append(touched)
+    return links
+
+
 def _returns_one_row(source: Scope) -> bool:
     select = source.expression
     if not isinstance(select, exp.Select):
@@ -79,8 +105,74 @@ def edges_between(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
     ]
 
 
+def sibling_edges(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
+    """Joins between two tables through a parent both reference (many-to-many)."""
+    found = []
+    for a in graph.edges:
+        if a.via is not None or a.child_table != first or len(a.child_columns) != 1:
+            continue
+        for b in graph.edges:
+            if (
+                b.via is None
+                and b.child_table == second
+                and len(b.child_columns) == 1
+                and b.parent_table == a.parent_table
+                and [c.lower() for c in b.parent_columns] == [c.lower() for c in a.parent_columns]
+                and first != second
+            ):
+                found.append(
+                    Edge(
+                        child_table=first,
+                        child_columns=a.child_columns,
+                        parent_table=second,
+                        parent_columns=b.child_columns,
+                        cardinality="many_to_many",
+                        source=a.source,
+                        evidence=Evidence(rule="shared_parent"),
+                        via=a.parent_table,
+                    )
+                )
+    return found
+
+
+def _references(graph: SchemaGraph, table: str, column: str) -> set[tuple[str, str]]:
+    """(parent table, parent column) pairs that `table.column` references."""
+    out = set()
+    for edge in graph.edges:
+        if edge.via is None and edge.child_table == table:
+            for c, p in zip(edge.child_columns, edge.parent_columns, strict=True):
+                if c.lower() == column:
+                    out.add((edge.parent_table, p.lower()))
+    return out
+
+
 def _match(pair: JoinPair, graph: SchemaGraph, left: str, right: str) -> None:
     lc, rc = pair.left_column.lower(), pair.right_column.lower()
+    _match_direct(pair, graph, left, right, lc, rc)
+    if pair.edge is not None:
+        return
+    # Siblings: both columns reference the same parent key (votes.UserId = posts.OwnerUserId,
+    # both → users.Id). A legitimate join, many-to-many through that parent.
+    shared = _references(graph, left, lc) & _references(graph, right, rc)
+    if shared:
+        parent, parent_column = sorted(shared)[0]
+        pair.edge = Edge(
+            child_table=left,
+            child_columns=[pair.left_column],
+            parent_table=right,
+            parent_columns=[pair.right_column],
+            cardinality="many_to_many",
+            source="foreign_key",
+            evidence=Evidence(
+                rule="shared_parent", notes=[f"both reference {parent}.{parent_column}"]
+            ),
+            via=parent,
+        )
+
+
+def _match_direct(
+    pair: JoinPair, graph: SchemaGraph, left: str, right: str, lc: str, rc: str
+) -> None:
     for edge in edges_between(graph, left, right):
         columns = list(zip(edge.child_columns, edge.parent_columns, strict=True))
         for child_col, parent_col in columns:
@@ -125,9 +217,7 @@ def analyse(tree: exp.Expression, graph: SchemaGraph) -> list[ScopeJoins]:
             _conjuncts(select.args["where"].this if select.args.get("where") else None)
         )
         for predicate in predicates:
-            touched = _aliases(predicate, known)
-            if len(touched) >= 2:
-                facts.links.append(touched)
+            facts.links.extend(_links(predicate, known))
             if (
                 isinstance(predicate, exp.EQ)
                 and isinstance(predicate.left, exp.Column)

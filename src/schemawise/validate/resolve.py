@@ -18,6 +18,7 @@ from schemawise.validate.problems import SqlProblem
 
 _UNKNOWN_COLUMN = re.compile(r"Unknown column: (.+)$")
 _AMBIGUOUS = re.compile(r"Ambiguous column:? '?([^' (]+)")
+CASE_INSENSITIVE_DIALECTS = frozenset({"sqlite", "duckdb"})
 # Columns removed to find further problems after the first: a query rarely has more.
 MAX_PROBLEMS = 10
 
@@ -176,6 +177,10 @@ def resolve(tree: exp.Expression, graph: SchemaGraph) -> Resolution:
     work = tree.copy()
     if graph.dialect == "sqlite":
         _literalise_quoted_strings(work, graph)
+    if graph.dialect in CASE_INSENSITIVE_DIALECTS:
+        # "Name" and name are the same column in SQLite and DuckDB, quoted or not.
+        for identifier in work.find_all(exp.Identifier):
+            identifier.set("this", str(identifier.this).lower())
     schema = graph_schema(graph)
     for _ in range(MAX_PROBLEMS):
         try:
