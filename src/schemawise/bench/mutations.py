@@ -89,15 +89,12 @@ def wrong_join_key(tree: exp.Expression, graph: SchemaGraph, rng: random.Random)
             continue
         replacement = rng.choice(options)
         for eq in qualified.find_all(exp.EQ):
-            sides = [eq.left, eq.right]
-            if all(isinstance(s, exp.Column) for s in sides) and {
-                (s.table, s.name.lower())
-                for s in sides  # type: ignore[union-attr]
-            } == {
+            sides = [s for s in (eq.left, eq.right) if isinstance(s, exp.Column)]
+            if len(sides) == 2 and {(s.table, s.name.lower()) for s in sides} == {
                 (pair.left_alias, pair.left_column.lower()),
                 (pair.right_alias, pair.right_column.lower()),
             }:
-                target = next(s for s in sides if s.table == pair.right_alias)  # type: ignore[union-attr]
+                target = next(s for s in sides if s.table == pair.right_alias)
                 target.set("this", exp.to_identifier(replacement))
                 return _render(qualified, graph.dialect)
     return None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlglot
+from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from schemawise.bench.mutations import EXPECTED, OPERATORS
@@ -71,6 +72,8 @@ def run(
         try:
             tree = sqlglot.parse_one(example.sql, read="sqlite")
         except SqlglotError:
+            continue
+        if not isinstance(tree, exp.Expression):
             continue
         for name, operator in OPERATORS.items():
             mutated = operator(tree, graph, rng)

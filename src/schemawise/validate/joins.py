@@ -63,18 +63,19 @@ def _links(predicate: exp.Expr, known: set[str]) -> list[set[str]]:
     `a.x = 1 OR b.y > 2` filters each on its own and links nothing."""
     links = []
     for node in predicate.find_all(*_COMPARISONS, exp.Between, exp.In):
+        parts: list[exp.Expr | None]
         if isinstance(node, exp.Between):
             parts = [node.this, node.args.get("low"), node.args.get("high")]
         elif isinstance(node, exp.In):
             parts = [node.this, *node.expressions, node.args.get("query")]
         else:
-            parts = [node.left, node.right]
+            parts = [node.args.get("this"), node.args.get("expression")]
         sides = [_aliases(p, known) for p in parts if p is not None]
         touched = set().union(*sides) if sides else set()
         if len([s for s in sides if s]) >= 2 and len(touched) >= 2:
             links.append(touched)
-    for node in predicate.find_all(exp.Exists, exp.Subquery):
-        touched = _aliases(node, known)
+    for sub in predicate.find_all(exp.Exists, exp.Subquery):
+        touched = _aliases(sub, known)
         if len(touched) >= 2:
             links.append(touched)
     return links
