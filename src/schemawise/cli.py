@@ -170,6 +170,164 @@ def demo(
         report.render(out)
 
 
+SqlOpt = Annotated[str | None, typer.Option("--sql", help="The SQL statement.")]
+FileOpt = Annotated[Path | None, typer.Option("--file", help="A file holding the SQL statement.")]
+FanoutOpt = Annotated[
+    str, typer.Option("--fanout", help="Report fan-out risks as 'error' or 'warn'.")
+]
+RulesOpt = Annotated[Path | None, typer.Option("--rules", help="YAML file of business rules.")]
+
+
+def _read_sql(sql: str | None, file: Path | None) -> str:
+    if (sql is None) == (file is None):
+        raise SchemawiseError(
+            "Give the SQL with exactly one of --sql or --file.", "e.g. --sql 'SELECT 1'"
+        )
+    if file is not None:
+        if not file.is_file():
+            raise SchemawiseError(f"No such file: {file}", "Check the path given to --file.")
+        return file.read_text()
+    assert sql is not None
+    return sql
+
+
+def _fanout_level(value: str) -> Any:
+    if value not in ("error", "warn"):
+        raise SchemawiseError(
+            f"--fanout takes 'error' or 'warn', not {value!r}.", "e.g. --fanout error"
+        )
+    return value
+
+
+def _print_problems(result: dict[str, Any]) -> None:
+    for kind, style in (("errors", "bold red"), ("warnings", "bold yellow")):
+        for problem in result.get(kind, []):
+            out.print(f"[{style}]{problem['type']}[/]: {problem['message']}", highlight=False)
+            if problem.get("hint"):
+                out.print(f"  hint: {problem['hint']}", highlight=False)
+
+
+@app.command()
+@handle_errors
+def check(
+    url: UrlArg,
+    sql: SqlOpt = None,
+    file: FileOpt = None,
+    dialect: Annotated[
+        str | None, typer.Option("--dialect", help="SQL dialect (default: the database's).")
+    ] = None,
+    fanout: FanoutOpt = "warn",
+    rules: RulesOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check one SQL statement against the schema graph; exit 1 when problems are found."""
+    from schemawise.runner import load_graph
+    from schemawise.validate.check import check_sql
+    from schemawise.validate.rules import load_rules
+
+    text = _read_sql(sql, file)
+    level = _fanout_level(fanout)
+    loaded = load_rules(rules) if rules else None
+    with progress(not as_json) as say:
+        say("reading the schema graph")
+        graph = load_graph(url)
+    result = check_sql(text, graph, dialect=dialect, fanout=level, rules=loaded)
+    doc = result.model_dump()
+    if as_json:
+        print(json.dumps(doc, indent=2, default=str))
+    else:
+        _print_problems(doc)
+        if result.ok:
+            out.print("[bold green]ok[/]" + (" (with warnings)" if result.warnings else ""))
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@app.command()
+@handle_errors
+def run(
+    url: UrlArg,
+    sql: SqlOpt = None,
+    file: FileOpt = None,
+    max_rows: Annotated[int, typer.Option("--max-rows", help="Rows returned at most.")] = 1000,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed.")] = 10.0,
+    fanout: FanoutOpt = "warn",
+    rules: RulesOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check, EXPLAIN-gate and run one query inside every guard; errors come back classified."""
+    from schemawise.db.guard import Limits
+    from schemawise.runner import run_checked
+    from schemawise.validate.rules import load_rules
+
+    text = _read_sql(sql, file)
+    if max_rows < 1 or timeout <= 0:
+        raise SchemawiseError("--max-rows and --timeout must be positive.", "e.g. --max-rows 100")
+    loaded = load_rules(rules) if rules else None
+    with progress(not as_json) as say:
+        say("checking and running")
+        outcome = run_checked(
+            url,
+            text,
+            limits=Limits(max_rows=max_rows, timeout_seconds=timeout),
+            fanout=_fanout_level(fanout),
+            rules=loaded,
+        )
+    doc = outcome.to_dict()
+    if as_json:
+        print(json.dumps(doc, indent=2, default=str))
+    else:
+        _print_problems(doc)
+        if outcome.error:
+            _print_problems({"errors": [doc["error"]]})
+        if outcome.result is not None:
+            from rich.table import Table as RichTable
+
+            table = RichTable(*outcome.result.columns)
+            for row in outcome.result.rows:
+                table.add_row(*("NULL" if v is None else str(v) for v in row))
+            out.print(table)
+            if outcome.result.truncated:
+                out.print(f"[yellow]truncated: {outcome.result.truncated_reason}[/]")
+    raise typer.Exit(0 if outcome.ok else 1)
+
+
+@app.command()
+@handle_errors
+def doctor(url: UrlArg, as_json: JsonOpt = False) -> None:
+    """Check the role schemawise would run SQL as: superuser, dangerous memberships, timeouts."""
+    from schemawise.db.urls import parse_url
+
+    parsed = parse_url(url)
+    if parsed.kind in ("sqlite", "duckdb"):
+        findings = [
+            {
+                "severity": "ok",
+                "check": "file",
+                "message": f"{parsed.kind} files are opened read-only with schemawise's guards.",
+                "fix": "",
+            }
+        ]
+    else:
+        from schemawise.db.roles import inspect_role
+
+        target = parsed.target
+        if parsed.kind == "embedded":
+            from schemawise.db.embedded import ensure_started
+            from schemawise.db.roles import ensure_reader_role
+
+            target = ensure_reader_role(ensure_started())
+        findings = [f.__dict__ for f in inspect_role(target)]
+    if as_json:
+        print(json.dumps({"findings": findings}, indent=2))
+    else:
+        for f in findings:
+            style = {"danger": "bold red", "warning": "yellow", "ok": "green"}[f["severity"]]
+            out.print(f"[{style}]{f['severity']}[/] {f['check']}: {f['message']}", highlight=False)
+            if f["fix"]:
+                out.print(f"  fix: {f['fix']}", highlight=False)
+    raise typer.Exit(1 if any(f["severity"] == "danger" for f in findings) else 0)
+
+
 @db_app.command("start")
 @handle_errors
 def db_start() -> None:
@@ -232,6 +390,24 @@ def bench_fk_recovery(
         report = fk_recovery.run(
             folder, data_checks=not no_data_checks, keep_keys=not strip_keys, progress=say
         )
+    print(json.dumps(report, indent=2))
+
+
+@bench_app.command("validate")
+@handle_errors
+def bench_validate(
+    dataset: Annotated[str, typer.Option("--dataset", help="spider or bird.")],
+    data: Annotated[Path, typer.Option("--data", help="The dataset folder.")],
+    limit: Annotated[int | None, typer.Option("--limit", help="First N questions only.")] = None,
+    as_json: JsonOpt = True,
+) -> None:
+    """False alarms on gold SQL and detection of mutated gold SQL, per mutation operator."""
+    from schemawise.bench import validate
+
+    if dataset not in ("spider", "bird"):
+        raise SchemawiseError(f"Unknown dataset {dataset!r}.", "Use --dataset spider or bird.")
+    with progress(True) as say:
+        report = validate.run(dataset, data, limit=limit, progress=say)  # type: ignore[arg-type]
     print(json.dumps(report, indent=2))
 
 
