@@ -13,6 +13,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from schemawise.bench import check_speed
 from schemawise.bench.mutations import EXPECTED, OPERATORS
 from schemawise.bench.timing import percentiles
 from schemawise.db.sqlite import SQLiteSource
@@ -113,4 +114,5 @@ def run(
             for name in OPERATORS
         },
         "check_latency_seconds": percentiles(latencies),
+        "check_speed_on_2000_table_catalog": check_speed.run(2000),
     }

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, PrivateAttr
+
+T = TypeVar("T")
 
 TableKind = Literal["table", "view", "materialized_view"]
 Cardinality = Literal["one_to_one", "many_to_one", "many_to_many"]
@@ -121,6 +124,17 @@ class SchemaGraph(BaseModel):
     problems: list[Problem] = Field(default_factory=list)
     _lookup_cache: dict[str, Table] = PrivateAttr(default_factory=dict)
     _lookup_stamp: tuple[int, int] = PrivateAttr(default=(-1, 0))
+    _derived: dict[str, tuple[tuple[int, ...], Any]] = PrivateAttr(default_factory=dict)
+
+    def cached(self, key: str, factory: Callable[[SchemaGraph], T]) -> T:
+        """A structure derived from the graph (an index, a sqlglot schema), rebuilt only when
+        tables or edges are added or replaced: checks run many times against one graph."""
+        stamp = (len(self.tables), id(self.tables), len(self.edges), id(self.edges))
+        hit = self._derived.get(key)
+        if hit is None or hit[0] != stamp:
+            hit = (stamp, factory(self))
+            self._derived[key] = hit
+        return hit[1]  # type: ignore[no-any-return]
 
     def table(self, name: str) -> Table | None:
         """A table by its full name, or by its bare name when that is unambiguous."""

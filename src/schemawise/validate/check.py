@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from schemawise.graph.model import SchemaGraph
 from schemawise.validate.checks import cartesian_problems, join_problems
@@ -52,7 +53,29 @@ def check_sql(
     if not safety.ok or safety.tree is None:
         result.errors = safety.problems
         return result.finish()
-    resolution = resolve(safety.tree, graph)
+    try:
+        return _analyse(result, safety.tree, sql, graph, fanout, rules or [])
+    except (SqlglotError, RecursionError, ValueError, KeyError, AttributeError, TypeError) as exc:
+        # Fail closed: a query the checks cannot analyse does not pass.
+        result.errors.append(
+            SqlProblem.of(
+                "unsupported_query",
+                f"The query could not be analysed ({type(exc).__name__}: {str(exc)[:200]}).",
+                "Simplify the query (fewer nesting levels, standard syntax).",
+            )
+        )
+        return result.finish()
+
+
+def _analyse(
+    result: CheckResult,
+    tree: exp.Expression,
+    sql: str,
+    graph: SchemaGraph,
+    fanout: FanoutLevel,
+    rules: list[Rule],
+) -> CheckResult:
+    resolution = resolve(tree, graph)
     result.errors.extend(resolution.problems)
     result.tables = resolution.tables
     if resolution.tree is None or resolution.problems:
@@ -79,5 +102,5 @@ def check_sql(
         risks = fanout_problems(facts, graph)
         result.fanout.extend(risks)
         (result.errors if fanout == "error" else result.warnings).extend(risks)
-        result.errors.extend(rule_problems(facts, rules or [], graph, result.tables))
+        result.errors.extend(rule_problems(facts, rules, graph, result.tables))
     return result.finish()

@@ -96,27 +96,39 @@ def _returns_one_row(source: Scope) -> bool:
     )
 
 
+def _edge_index(graph: SchemaGraph) -> dict[frozenset[str], list[Edge]]:
+    index: dict[frozenset[str], list[Edge]] = {}
+    for e in graph.edges:
+        if e.via is None:
+            index.setdefault(frozenset((e.child_table, e.parent_table)), []).append(e)
+    return index
+
+
+def _by_child(graph: SchemaGraph) -> dict[str, list[Edge]]:
+    index: dict[str, list[Edge]] = {}
+    for e in graph.edges:
+        if e.via is None:
+            index.setdefault(e.child_table, []).append(e)
+    return index
+
+
 def edges_between(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
-    return [
-        e
-        for e in graph.edges
-        if e.via is None
-        and {e.child_table, e.parent_table} == {first, second}
-        and (first != second or e.child_table == e.parent_table)
-    ]
+    found = graph.cached("edges_by_pair", _edge_index).get(frozenset((first, second)), [])
+    if first == second:
+        return [e for e in found if e.child_table == e.parent_table]
+    return found
 
 
 def sibling_edges(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
     """Joins between two tables through a parent both reference (many-to-many)."""
     found = []
-    for a in graph.edges:
-        if a.via is not None or a.child_table != first or len(a.child_columns) != 1:
+    by_child = graph.cached("edges_by_child", _by_child)
+    for a in by_child.get(first, []):
+        if len(a.child_columns) != 1:
             continue
-        for b in graph.edges:
+        for b in by_child.get(second, []):
             if (
-                b.via is None
-                and b.child_table == second
-                and len(b.child_columns) == 1
+                len(b.child_columns) == 1
                 and b.parent_table == a.parent_table
                 and [c.lower() for c in b.parent_columns] == [c.lower() for c in a.parent_columns]
                 and first != second
@@ -139,11 +151,10 @@ def sibling_edges(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
 def _references(graph: SchemaGraph, table: str, column: str) -> set[tuple[str, str]]:
     """(parent table, parent column) pairs that `table.column` references."""
     out = set()
-    for edge in graph.edges:
-        if edge.via is None and edge.child_table == table:
-            for c, p in zip(edge.child_columns, edge.parent_columns, strict=True):
-                if c.lower() == column:
-                    out.add((edge.parent_table, p.lower()))
+    for edge in graph.cached("edges_by_child", _by_child).get(table, []):
+        for c, p in zip(edge.child_columns, edge.parent_columns, strict=True):
+            if c.lower() == column:
+                out.add((edge.parent_table, p.lower()))
     return out
 
 

@@ -72,8 +72,6 @@ def _cte_names(tree: exp.Expression) -> set[str]:
 
 def _unknown_tables(tree: exp.Expression, graph: SchemaGraph) -> list[SqlProblem]:
     ctes = _cte_names(tree)
-    names = [t.name for t in graph.tables]
-    bare = [n.rsplit(".", 1)[-1] for n in names]
     problems = []
     for node in tree.find_all(exp.Table):
         if not node.name or (not node.db and node.name.lower() in ctes):
@@ -81,6 +79,8 @@ def _unknown_tables(tree: exp.Expression, graph: SchemaGraph) -> list[SqlProblem
         if isinstance(node.this, exp.Func) or find_table(graph, node) is not None:
             continue
         written = ".".join(p for p in (node.db, node.name) if p)
+        names = [t.name for t in graph.tables]
+        bare = [n.rsplit(".", 1)[-1] for n in names]
         close = get_close_matches(written, names, n=3, cutoff=0.6) or [
             names[bare.index(m)] for m in get_close_matches(node.name, bare, n=3, cutoff=0.6)
         ]
@@ -100,7 +100,8 @@ def _literalise_quoted_strings(tree: exp.Expression, graph: SchemaGraph) -> None
     """SQLite reads a double-quoted name that matches no column as a string literal."""
     known = {c.name.lower() for t in graph.tables for c in t.columns}
     for column in list(tree.find_all(exp.Column)):
-        if column.this.quoted and not column.table and column.name.lower() not in known:
+        quoted = isinstance(column.this, exp.Identifier) and column.this.quoted
+        if quoted and not column.table and column.name.lower() not in known:
             column.replace(exp.Literal.string(column.name))
 
 
@@ -181,7 +182,7 @@ def resolve(tree: exp.Expression, graph: SchemaGraph) -> Resolution:
         # "Name" and name are the same column in SQLite and DuckDB, quoted or not.
         for identifier in work.find_all(exp.Identifier):
             identifier.set("this", str(identifier.this).lower())
-    schema = graph_schema(graph)
+    schema = graph.cached("sqlglot_schema", graph_schema)
     for _ in range(MAX_PROBLEMS):
         try:
             qualified = qualify(

@@ -1,0 +1,176 @@
+"""`run` end to end: the opening example, the EXPLAIN gate, caps, and classified errors."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from schemawise.cli import app
+from schemawise.db.guard import Limits
+from schemawise.demo import warehouse
+from schemawise.graph.model import SchemaGraph
+from schemawise.runner import load_graph, run_checked
+from schemawise.validate.check import check_sql
+
+runner = CliRunner()
+
+
+def test_opening_example_caught_and_fixed(
+    demo_rows: warehouse.DemoRows, demo_graph: SchemaGraph
+) -> None:
+    truth = warehouse.true_units_of_shipped_orders(demo_rows)["S"]
+    naive = check_sql(warehouse.FANOUT_SQL, demo_graph, fanout="error")
+    [problem] = naive.errors
+    assert problem.type == "fanout_risk"
+    assert problem.model_dump()["edge"] == "shop.orders → shop.shipments"
+    # Run as a warning to see the wrong number; the pre-aggregated rewrite passes and is right.
+    wrong = run_checked("embedded", warehouse.FANOUT_SQL, graph=demo_graph)
+    fixed = run_checked("embedded", warehouse.FIXED_SQL, graph=demo_graph, fanout="error")
+    assert fixed.ok and fixed.check.warnings == []
+    assert wrong.result is not None and fixed.result is not None
+    assert int(fixed.result.rows[0][1]) == truth
+    assert int(wrong.result.rows[0][1]) > 2 * truth
+
+
+def test_row_cap_reports_truncation(demo_rows: warehouse.DemoRows, demo_graph: SchemaGraph) -> None:
+    outcome = run_checked(
+        "embedded", "SELECT order_id FROM shop.orders", graph=demo_graph, limits=Limits(max_rows=5)
+    )
+    assert outcome.result is not None
+    assert len(outcome.result.rows) == 5 and outcome.result.truncated
+    assert outcome.result.truncated_reason == "more than 5 rows"
+
+
+def test_explain_gate_refuses_without_numbers(
+    demo_rows: warehouse.DemoRows, demo_graph: SchemaGraph
+) -> None:
+    sql = "SELECT count(*) FROM shop.order_items a CROSS JOIN shop.shipments b"
+    outcome = run_checked("embedded", sql, graph=demo_graph)
+    refusal = next(p for p in outcome.check.errors if p.type == "explain_rejected")
+    assert refusal.model_dump()["node"] == "Nested Loop"
+    text = json.dumps(outcome.to_dict(), default=str)
+    assert "Plan Rows" not in text and "Total Cost" not in text
+    assert outcome.check.explain == {"checked": True, "ok": False}
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind", "detail"),
+    [
+        ("SELECT 1 / 0", "division_by_zero", None),
+        ("SELECT * FROM shop.orders WHERE amt = 'abc'", "type_mismatch", "column_types"),
+        ("SELECT count(*) FROM generate_series(1, 200000000)", "timeout", None),
+    ],
+)
+def test_postgres_errors_are_classified(
+    demo_graph: SchemaGraph, sql: str, kind: str, detail: str | None
+) -> None:
+    outcome = run_checked("embedded", sql, graph=demo_graph, limits=Limits(timeout_seconds=1))
+    assert outcome.error is not None, outcome.to_dict()
+    assert outcome.error.type == kind
+    assert outcome.error.hint
+    if detail:
+        assert detail in outcome.error.model_dump()
+
+
+def test_sqlite_errors_are_classified(tmp_path: Path) -> None:
+    """Errors the database raises (here, after the graph went stale) come back enriched."""
+    path = tmp_path / "s.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT);"
+            "CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER, total REAL);"
+            "INSERT INTO customers VALUES (1, 'a'); INSERT INTO orders VALUES (1, 1, 0);"
+        )
+    url = f"sqlite:///{path}"
+    graph = load_graph(url)
+    with sqlite3.connect(path) as conn:  # the schema drifts after the graph was read
+        conn.executescript("ALTER TABLE orders RENAME COLUMN total TO amount")
+    outcome = run_checked(url, "SELECT total FROM orders", graph=graph)
+    assert outcome.error is not None and outcome.error.type == "unknown_column"
+    assert outcome.error.model_dump()["tables_with_column"] == ["orders"]
+    with sqlite3.connect(path) as conn:
+        conn.executescript("ALTER TABLE customers RENAME TO clients")
+    outcome = run_checked(url, "SELECT name FROM customers", graph=graph)
+    assert outcome.error is not None and outcome.error.type == "unknown_table"
+    ok = run_checked(url, "SELECT count(*) FROM orders", graph=graph)
+    assert ok.ok and ok.result is not None and ok.result.rows == [[1]]
+
+
+def test_duckdb_run_and_error(tmp_path: Path) -> None:
+    path = tmp_path / "d.duckdb"
+    conn = duckdb.connect(str(path))
+    conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, price DOUBLE)")
+    conn.execute("INSERT INTO items VALUES (1, 2.5), (2, 4.0)")
+    conn.close()
+    url = f"duckdb:///{path}"
+    outcome = run_checked(url, "SELECT sum(price) FROM items")
+    assert outcome.ok and outcome.result is not None and outcome.result.rows == [[6.5]]
+    bad = run_checked(url, "SELECT CAST('x' AS INTEGER) FROM items")
+    assert bad.error is not None and bad.error.type == "type_mismatch"
+
+
+def test_cli_check_exit_codes(demo_rows: warehouse.DemoRows) -> None:
+    ok = runner.invoke(app, ["check", "embedded", "--sql", "SELECT count(*) FROM shop.orders"])
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(
+        app, ["check", "embedded", "--sql", "SELECT nope FROM shop.orders", "--json"]
+    )
+    assert bad.exit_code == 1
+    doc = json.loads(bad.stdout)
+    assert doc["ok"] is False and doc["errors"][0]["type"] == "unknown_column"
+    assert set(doc) >= {
+        "ok",
+        "errors",
+        "warnings",
+        "tables",
+        "columns",
+        "joins",
+        "fanout",
+        "explain",
+    }
+    usage = runner.invoke(app, ["check", "embedded"])
+    assert usage.exit_code == 2 and "--sql" in usage.output
+    fan = runner.invoke(
+        app, ["check", "embedded", "--sql", warehouse.FANOUT_SQL, "--fanout", "error"]
+    )
+    assert fan.exit_code == 1 and "fanout_risk" in fan.output
+
+
+def test_cli_rules_file(tmp_path: Path, demo_rows: warehouse.DemoRows) -> None:
+    rules = tmp_path / "rules.yml"
+    rules.write_text(
+        "rules:\n"
+        "  - name: net revenue\n"
+        "    when_aggregating: shop.orders.amt\n"
+        "    require_filter: {column: shop.orders.status, values: [A, S]}\n"
+        "    require_table: shop.refunds\n"
+    )
+    result = runner.invoke(
+        app, ["check", "embedded", "--sql", "SELECT sum(amt) FROM shop.orders",
+              "--rules", str(rules), "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["errors"][0]["type"] == "business_rule"
+
+
+def test_cli_run_and_doctor(demo_rows: warehouse.DemoRows, embedded_url: str) -> None:
+    result = runner.invoke(
+        app, ["run", "embedded", "--sql", "SELECT count(*) AS n FROM shop.regions", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["result"]["rows"] == [[8]] and doc["stages"] == ["check", "explain", "execute"]
+    refused = runner.invoke(app, ["run", "embedded", "--sql", "SELECT 1; DELETE FROM shop.orders"])
+    assert refused.exit_code == 1 and "unsafe_statement" in refused.output
+    reader = runner.invoke(app, ["doctor", "embedded", "--json"])
+    assert reader.exit_code == 0
+    assert json.loads(reader.stdout)["findings"][0]["severity"] == "ok"
+    admin = runner.invoke(app, ["doctor", embedded_url, "--json"])
+    assert admin.exit_code == 1
+    checks = {f["check"] for f in json.loads(admin.stdout)["findings"]}
+    assert "superuser" in checks

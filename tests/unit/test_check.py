@@ -1,0 +1,197 @@
+"""Golden cases for `check`: names, joins, fan-out, rules, on a small hand-made shop graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemawise.graph.model import Column, Edge, SchemaGraph, Table
+from schemawise.validate.check import check_sql
+from schemawise.validate.rules import RequiredFilter, Rule
+
+
+def table(name: str, pk: list[str], *cols: str) -> Table:
+    return Table(name=name, primary_key=pk, columns=[Column(name=c, type="integer") for c in cols])
+
+
+def edge(child: str, col: str, parent: str, pcol: str, card: str = "many_to_one") -> Edge:
+    return Edge(
+        child_table=child, child_columns=[col], parent_table=parent, parent_columns=[pcol],
+        cardinality=card,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+GRAPH = SchemaGraph(
+    dialect="sqlite",
+    tables=[
+        table("customers", ["customer_id"], "customer_id", "region_id", "status", "name"),
+        table("orders", ["order_id"], "order_id", "customer_id", "status", "amt"),
+        table("order_items", ["order_item_id"], "order_item_id", "order_id", "quantity"),
+        table("shipments", ["shipment_id"], "shipment_id", "order_id", "region_id", "status"),
+        table("regions", ["region_id"], "region_id", "name"),
+        table("refunds", ["refund_id"], "refund_id", "order_id", "amount"),
+    ],
+    edges=[
+        edge("orders", "customer_id", "customers", "customer_id"),
+        edge("order_items", "order_id", "orders", "order_id"),
+        edge("shipments", "order_id", "orders", "order_id"),
+        edge("shipments", "region_id", "regions", "region_id"),
+        edge("customers", "region_id", "regions", "region_id"),
+        edge("refunds", "order_id", "orders", "order_id"),
+    ],
+)
+
+
+def types(sql: str, **kwargs) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
+    result = check_sql(sql, GRAPH, **kwargs)
+    return [p.type for p in result.errors], [p.type for p in result.warnings]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT o.status, count(*) FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+        "GROUP BY o.status",
+        "SELECT status FROM customers JOIN regions USING (region_id)",
+        "SELECT * FROM orders NATURAL JOIN customers",
+        "WITH big AS (SELECT order_id, amt FROM orders WHERE amt > 100) "
+        "SELECT b.amt, oi.quantity FROM big b JOIN order_items oi ON oi.order_id = b.order_id",
+        "SELECT (SELECT max(amt) FROM orders o WHERE o.customer_id = c.customer_id) "
+        "FROM customers c",
+        "SELECT amt AS a FROM orders ORDER BY a",
+        "SELECT o.* FROM orders o WHERE o.order_id IN (SELECT order_id FROM refunds)",
+        'SELECT count(*) FROM orders WHERE status = "shipped"',  # SQLite: a string literal
+        "SELECT count(*) FROM orders, (SELECT avg(amt) AS m FROM orders) s WHERE amt > s.m",
+        "SELECT r.name, count(DISTINCT o.order_id) FROM orders o JOIN shipments s "
+        "ON s.order_id = o.order_id JOIN regions r ON r.region_id = s.region_id GROUP BY r.name",
+    ],
+)
+def test_correct_queries_have_no_errors(sql: str) -> None:
+    errors, _ = types(sql)
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT * FROM order", "unknown_table"),
+        ("SELECT * FROM ordrs", "unknown_table"),
+        ("SELECT o.nope FROM orders o", "unknown_column"),
+        ("SELECT nope FROM orders", "unknown_column"),
+        ("SELECT x.amt FROM orders o", "unknown_table"),
+        ("SELECT status FROM orders o JOIN customers c ON c.customer_id = o.customer_id",
+         "ambiguous_column"),
+        ("SELECT 1 FROM orders o JOIN shipments s ON o.order_id = s.shipment_id", "wrong_join_key"),
+        ("SELECT 1 FROM orders o, customers c", "cartesian_join"),
+        ("SELECT 1 FROM orders o JOIN customers c ON o.order_id = o.customer_id", "cartesian_join"),
+        ("SELECT 1; SELECT 2", "unsafe_statement"),
+    ],
+)  # fmt: skip
+def test_defects_are_errors(sql: str, expected: str) -> None:
+    errors, _ = types(sql)
+    assert expected in errors
+
+
+def test_unknown_table_suggests_closest() -> None:
+    [problem] = check_sql("SELECT * FROM ordrs", GRAPH).errors
+    assert problem.model_dump()["closest"][0] == "orders"
+    assert "orders" in problem.hint
+
+
+def test_unknown_column_says_where_it_exists() -> None:
+    [problem] = check_sql("SELECT o.quantity FROM orders o", GRAPH).errors
+    assert problem.model_dump()["tables_with_column"] == ["order_items"]
+
+
+def test_wrong_join_key_gives_the_right_one() -> None:
+    [problem] = check_sql(
+        "SELECT 1 FROM orders o JOIN shipments s ON o.order_id = s.shipment_id", GRAPH
+    ).errors
+    assert "shipments.order_id = orders.order_id" in problem.hint
+
+
+def test_unknown_join_is_a_warning() -> None:
+    errors, warnings = types("SELECT 1 FROM refunds r JOIN regions g ON g.region_id = r.amount")
+    assert errors == [] and warnings == ["unknown_join"]
+
+
+def test_explicit_cross_join_is_a_warning() -> None:
+    errors, warnings = types("SELECT 1 FROM regions r CROSS JOIN customers c")
+    assert errors == [] and "cartesian_join" in warnings
+
+
+OPENING = (
+    "SELECT o.status, SUM(oi.quantity) FROM orders o "
+    "JOIN order_items oi ON oi.order_id = o.order_id "
+    "JOIN shipments s ON s.order_id = o.order_id GROUP BY o.status"
+)
+
+
+def test_opening_example_names_the_multiplying_edge() -> None:
+    result = check_sql(OPENING, GRAPH, fanout="error")
+    [problem] = result.errors
+    assert problem.type == "fanout_risk"
+    details = problem.model_dump()
+    assert details["edge"] == "orders → shipments"
+    assert details["table"] == "order_items"
+    assert "Pre-aggregate" in problem.hint
+    assert result.fanout == result.errors
+
+
+def test_fanout_is_a_warning_by_default() -> None:
+    errors, warnings = types(OPENING)
+    assert errors == [] and warnings == ["fanout_risk"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "risky"),
+    [
+        ("SELECT sum(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", True),
+        ("SELECT avg(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", True),
+        ("SELECT count(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", True),
+        ("SELECT count(DISTINCT o.order_id) FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id", False),
+        ("SELECT max(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", False),
+        ("SELECT sum(oi.quantity) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id",
+         False),
+        ("SELECT c.name, sum(o.amt) FROM orders o JOIN customers c "
+         "ON c.customer_id = o.customer_id GROUP BY c.name", False),
+        ("WITH q AS (SELECT order_id, sum(quantity) AS units FROM order_items GROUP BY order_id) "
+         "SELECT sum(q.units) FROM orders o JOIN q ON q.order_id = o.order_id "
+         "JOIN shipments s ON s.order_id = o.order_id", False),
+        ("SELECT oi.order_item_id, sum(o.amt) FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id GROUP BY oi.order_item_id", False),
+        ("SELECT count(*) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", False),
+        ("SELECT count(*) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id "
+         "JOIN shipments s ON s.order_id = o.order_id", True),
+        ("SELECT o.status FROM orders o JOIN order_items oi ON oi.order_id = o.order_id "
+         "GROUP BY o.status ORDER BY sum(o.amt) DESC", True),
+    ],
+)  # fmt: skip
+def test_fanout_cases(sql: str, risky: bool) -> None:
+    assert bool(check_sql(sql, GRAPH).fanout) is risky
+
+
+NET_REVENUE = Rule(
+    name="net revenue",
+    when_aggregating="orders.amt",
+    require_filter=RequiredFilter(column="orders.status", values=["A", "S"]),
+    require_table="refunds",
+)
+
+
+@pytest.mark.parametrize(
+    ("sql", "broken"),
+    [
+        ("SELECT sum(amt) FROM orders", True),
+        ("SELECT sum(o.amt) FROM orders o WHERE o.status IN ('A', 'S', 'C')", True),
+        ("SELECT sum(o.amt) FROM orders o WHERE o.status IN ('A', 'S')", True),  # no refunds
+        ("SELECT sum(o.amt) - (SELECT sum(amount) FROM refunds) FROM orders o "
+         "WHERE o.status IN ('A', 'S')", False),
+        ("SELECT sum(o.amt) - (SELECT sum(amount) FROM refunds) FROM orders o "
+         "WHERE o.status = 'S'", False),
+        ("SELECT count(*) FROM orders", False),  # the rule's column is not aggregated
+    ],
+)  # fmt: skip
+def test_business_rule(sql: str, broken: bool) -> None:
+    errors = [p.type for p in check_sql(sql, GRAPH, rules=[NET_REVENUE]).errors]
+    assert ("business_rule" in errors) is broken
