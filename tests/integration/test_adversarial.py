@@ -135,7 +135,7 @@ def test_superuser_urls_are_refused(embedded_url: str) -> None:
     outcome_error = None
     try:
         run_checked(embedded_url, "SELECT 1")
-    except Exception as exc:  # noqa: BLE001 - the type is asserted below
+    except Exception as exc:
         outcome_error = exc
     assert outcome_error is not None and type(outcome_error).__name__ == "PermissionDeniedError"
 

@@ -14,7 +14,8 @@ GRAPH = SchemaGraph(
         Table(name="shop.orders", row_count=50_000,
               columns=[Column(name="order_id", type="integer"), Column(name="amt", type="bigint")]),
         Table(name="shop.order_items", row_count=120_000,
-              columns=[Column(name="order_id", type="integer"), Column(name="quantity", type="integer")]),
+              columns=[Column(name="order_id", type="integer"),
+                       Column(name="quantity", type="integer")]),
     ],
 )  # fmt: skip
 

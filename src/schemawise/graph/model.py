@@ -134,7 +134,7 @@ class SchemaGraph(BaseModel):
         if hit is None or hit[0] != stamp:
             hit = (stamp, factory(self))
             self._derived[key] = hit
-        return hit[1]  # type: ignore[no-any-return]
+        return hit[1]
 
     def table(self, name: str) -> Table | None:
         """A table by its full name, or by its bare name when that is unambiguous."""
