@@ -11,6 +11,8 @@ from pydantic import BaseModel
 from schemawise.cli import app
 from schemawise.graph.model import Column, Edge, Evidence, Problem, SchemaGraph, Table
 from schemawise.graph.paths import JoinPath, PathEdge
+from schemawise.validate.check import CheckResult
+from schemawise.validate.problems import SqlProblem
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +33,19 @@ def test_every_command_is_in_the_readme(command: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "model", [SchemaGraph, Table, Column, Edge, Evidence, Problem, JoinPath, PathEdge]
+    "model",
+    [
+        SchemaGraph,
+        Table,
+        Column,
+        Edge,
+        Evidence,
+        Problem,
+        JoinPath,
+        PathEdge,
+        CheckResult,
+        SqlProblem,
+    ],
 )
 def test_every_contract_field_is_documented(model: type[BaseModel]) -> None:
     doc = (ROOT / "docs" / "json.md").read_text()
@@ -44,3 +58,13 @@ def test_readme_quick_start_is_two_make_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "make demo" in readme and "make test" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_problem_type_is_documented() -> None:
+    from schemawise.validate.errors import HINTS
+
+    sources = "".join(p.read_text() for p in (ROOT / "src/schemawise/validate").glob("*.py"))
+    kinds = set(re.findall(r'SqlProblem\.of\(\s*"(\w+)"', sources)) | set(HINTS)
+    doc = (ROOT / "docs" / "json.md").read_text()
+    missing = {k for k in kinds if f"`{k}`" not in doc}
+    assert not missing, f"problem types missing from docs/json.md: {missing}"
