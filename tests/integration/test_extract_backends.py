@@ -72,13 +72,17 @@ def test_sqlite(tmp_path: Path) -> None:
     assert graph.table("scans").row_count == 4  # type: ignore[union-attr]
 
 
-def test_duckdb(tmp_path: Path) -> None:
-    path = tmp_path / "small.duckdb"
+def _make_duckdb(path: Path) -> None:
     conn = duckdb.connect(str(path))
     for statement in SCHEMA_SQL.split(";"):
         if statement.strip():
             conn.execute(statement)
     conn.close()
+
+
+def test_duckdb(tmp_path: Path) -> None:
+    path = tmp_path / "small.duckdb"
+    _make_duckdb(path)
     with connect(f"duckdb:///{path}") as source:
         graph = extract_graph(source)
     _check_small_schema(graph)
@@ -143,11 +147,7 @@ def test_graph_json_round_trip(tmp_path: Path, backend: str) -> None:
         with sqlite3.connect(path) as conn:
             conn.executescript(SCHEMA_SQL)
     else:
-        conn2 = duckdb.connect(str(path))
-        for statement in SCHEMA_SQL.split(";"):
-            if statement.strip():
-                conn2.execute(statement)
-        conn2.close()
+        _make_duckdb(path)
     with connect(f"{backend}:///{path}") as source:
         graph = extract_graph(source, ExtractOptions(data_checks=False))
     again = SchemaGraph.from_json(graph.to_json())

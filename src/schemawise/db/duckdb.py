@@ -33,6 +33,21 @@ WHERE constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY')
 """
 
 
+def open_read_only(path: str) -> duckdb.DuckDBPyConnection:
+    """Read-only, no files or network beyond the database, no extension loading, and the
+    configuration locked so that a query cannot `SET` any of it back (SECURITY.md, L6)."""
+    return duckdb.connect(
+        path,
+        read_only=True,
+        config={
+            "enable_external_access": False,
+            "autoload_known_extensions": False,
+            "autoinstall_known_extensions": False,
+            "lock_configuration": True,
+        },
+    )
+
+
 class DuckDBSource(Source):
     dialect = "duckdb"
 
@@ -43,15 +58,7 @@ class DuckDBSource(Source):
         if not Path(path).is_file():
             raise ConnectionFailedError(f"No DuckDB file at {path}.", "Check the path.")
         try:
-            self.conn = duckdb.connect(
-                path,
-                read_only=True,
-                config={
-                    "enable_external_access": False,
-                    "autoload_known_extensions": False,
-                    "autoinstall_known_extensions": False,
-                },
-            )
+            self.conn = open_read_only(path)
         except duckdb.Error as exc:
             raise NotADatabaseError(
                 f"{path} could not be opened as a DuckDB database ({exc}).",

@@ -15,6 +15,7 @@ import duckdb
 import psycopg
 from psycopg import sql as pgsql
 
+from schemawise.db.duckdb import open_read_only
 from schemawise.db.sqlite_policy import apply_limits, authorizer
 
 
@@ -181,24 +182,11 @@ def explain_sqlite(path: str, sql: str, timeout_seconds: float) -> list[str]:
         conn.close()
 
 
-def _duckdb_connection(path: str) -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(
-        path,
-        read_only=True,
-        config={
-            "enable_external_access": False,
-            "autoload_known_extensions": False,
-            "autoinstall_known_extensions": False,
-            "lock_configuration": True,
-        },
-    )
-
-
 def run_duckdb(path: str, sql: str, limits: Limits) -> QueryResult:
     started = time.monotonic()
     deadline = started + limits.timeout_seconds
     try:
-        conn = _duckdb_connection(path)
+        conn = open_read_only(path)
     except duckdb.Error as exc:
         raise GuardedQueryError("duckdb", str(exc)) from exc
     # DuckDB has no statement timeout: a timer interrupts the connection.
@@ -224,7 +212,7 @@ def run_duckdb(path: str, sql: str, limits: Limits) -> QueryResult:
 
 
 def explain_duckdb(path: str, sql: str) -> str:
-    conn = _duckdb_connection(path)
+    conn = open_read_only(path)
     try:
         rows = conn.execute("EXPLAIN " + sql).fetchall()
         return "\n".join(str(r[-1]) for r in rows)
