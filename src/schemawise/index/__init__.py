@@ -1,0 +1,1 @@
+"""Embeddings and (in a later release) the schema index."""
