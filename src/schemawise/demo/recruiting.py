@@ -143,7 +143,7 @@ def generate(sizes: RecruitingSizes | None = None, seed: int = SEED) -> Recruiti
         else rng.sample(sectors, 3)
         for owner, _ in owners
     }
-    companies = []
+    companies: list[tuple[int, str, str]] = []
     company_ids: dict[str, list[int]] = defaultdict(list)
     for sector in sectors:
         for name in SECTORS[sector][1]:
