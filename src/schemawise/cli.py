@@ -252,6 +252,9 @@ def run(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed.")] = 10.0,
     fanout: FanoutOpt = "warn",
     rules: RulesOpt = None,
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", help="The caller's tenant, for sw_match(…).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Check, EXPLAIN-gate and run one query inside every guard; errors come back classified."""
@@ -271,6 +274,7 @@ def run(
             limits=Limits(max_rows=max_rows, timeout_seconds=timeout),
             fanout=_fanout_level(fanout),
             rules=loaded,
+            tenant=int(tenant) if tenant is not None and tenant.isdigit() else tenant,
         )
     doc = outcome.to_dict()
     if as_json:
@@ -391,6 +395,231 @@ def bench_fk_recovery(
             folder, data_checks=not no_data_checks, keep_keys=not strip_keys, progress=say
         )
     print(json.dumps(report, indent=2))
+
+
+rows_app = typer.Typer(
+    help="Search row contents by meaning and terms, per tenant.", no_args_is_help=True
+)
+app.add_typer(rows_app, name="rows")
+
+
+def _admin_url(url: str) -> str:
+    """Row search manages columns, triggers and its queue: it needs the owner's connection."""
+    from schemawise.db.urls import parse_url
+
+    parsed = parse_url(url)
+    if parsed.kind == "embedded":
+        from schemawise.db.embedded import ensure_started
+
+        return ensure_started()
+    if parsed.kind != "postgres":
+        raise SchemawiseError(
+            "Row search needs PostgreSQL with pgvector.",
+            "Use a postgresql:// URL or `embedded`; SQLite and DuckDB files are not supported.",
+        )
+    return parsed.target
+
+
+def _emit(doc: Any, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(doc, indent=2, default=str))
+    else:
+        out.print_json(json.dumps(doc, default=str))
+
+
+@rows_app.command("enable")
+@handle_errors
+def rows_enable(
+    url: UrlArg,
+    table: Annotated[str, typer.Argument(help="schema.table to make searchable.")],
+    text: Annotated[
+        str, typer.Option("--text", help="Text columns, comma-separated, most important first.")
+    ],
+    tenant: Annotated[str | None, typer.Option("--tenant", help="The tenant column.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Embedding model.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add the embedding and full-text columns, indexes, outbox and trigger (idempotent)."""
+    from schemawise.rows.enable import enable
+
+    columns = [c.strip() for c in text.split(",") if c.strip()]
+    report = enable(url, table, columns, tenant, model)
+    doc = report.to_dict()
+    if not report.iterative_scan:
+        doc["warning"] = (
+            f"pgvector {report.pgvector} has no iterative index scans: searches with a selective "
+            "tenant filter use an exact scan (complete, slower on big tenants)."
+        )
+    _emit(doc, as_json)
+
+
+@rows_app.command("disable")
+@handle_errors
+def rows_disable(
+    url: UrlArg, table: Annotated[str, typer.Argument()], as_json: JsonOpt = False
+) -> None:
+    """Remove what `rows enable` added to the table."""
+    from schemawise.rows.enable import disable
+
+    disable(url, table)
+    _emit({"table": table, "disabled": True}, as_json)
+
+
+@rows_app.command("status")
+@handle_errors
+def rows_status(url: UrlArg, as_json: JsonOpt = False) -> None:
+    """Embedded, missing, stale, queued and parked rows per searchable table."""
+    import psycopg
+
+    from schemawise.rows.status import status
+
+    with psycopg.connect(_admin_url(url)) as conn:
+        tables = status(conn)
+    if as_json:
+        print(json.dumps({"tables": tables}, indent=2, default=str))
+        return
+    for t in tables:
+        calibrated = f"threshold {t['threshold']:.3f}" if t["calibrated"] else "UNCALIBRATED"
+        out.print(
+            f"[bold]{t['table']}[/] {t['embedded']:,}/{t['rows']:,} embedded, "
+            f"{t['stale']:,} stale, "
+            f"{t['queued']:,} queued, [red]{t['parked']:,} parked[/], {calibrated}",
+            highlight=False,
+        )
+        for p in t["parked_examples"]:
+            out.print(f"  parked {p['key']} after {p['attempts']} attempts: {p['last_error']}")
+
+
+def _worker_settings(batch: int, poll: float, reconcile: float, attempts: int) -> Any:
+    from schemawise.rows.worker import WorkerSettings
+
+    return WorkerSettings(
+        batch_size=batch, poll_seconds=poll, reconcile_seconds=reconcile, max_attempts=attempts
+    )
+
+
+@rows_app.command("worker")
+@handle_errors
+def rows_worker(
+    url: UrlArg,
+    batch: Annotated[int, typer.Option("--batch", help="Rows per batch.")] = 256,
+    poll: Annotated[float, typer.Option("--poll", help="Seconds between polls.")] = 1.0,
+    reconcile: Annotated[
+        float, typer.Option("--reconcile", help="Seconds between reconciliations.")
+    ] = 60.0,
+    attempts: Annotated[int, typer.Option("--attempts", help="Failures before parking.")] = 5,
+) -> None:
+    """Keep searchable tables embedded: LISTEN + poll + reconcile, until SIGTERM or Ctrl-C."""
+    import signal
+
+    from schemawise.rows.worker import Worker
+
+    worker = Worker(_admin_url(url), _worker_settings(batch, poll, reconcile, attempts))
+
+    def _stop(*_: Any) -> None:
+        worker.stop.set()  # finish the batch in hand, then leave
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    err.print("worker running; SIGTERM or Ctrl-C stops it after the current batch")
+    worker.run()
+    err.print(f"worker stopped: {worker.stats}")
+
+
+@rows_app.command("backfill")
+@handle_errors
+def rows_backfill(
+    url: UrlArg,
+    batch: Annotated[int, typer.Option("--batch", help="Rows per batch.")] = 512,
+    as_json: JsonOpt = False,
+) -> None:
+    """Embed every row that has no current vector, with a progress bar; safe to interrupt
+    and run again (the queue lives in the database)."""
+    import psycopg
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from schemawise.rows.worker import Worker
+
+    worker = Worker(_admin_url(url), _worker_settings(batch, 1.0, 60.0, 5))
+    with psycopg.connect(worker.url) as conn:
+        worker.reconcile(conn)
+        pending = conn.execute(
+            "SELECT count(*) FROM schemawise.rows_outbox WHERE parked_at IS NULL"
+        ).fetchone()
+        total = int(pending[0]) if pending else 0
+        with Progress(
+            "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+            TimeRemainingColumn(), console=err, disable=as_json,
+        ) as bar:  # fmt: skip
+            task = bar.add_task("embedding", total=total)
+            done = worker.drain(conn, on_progress=lambda n: bar.advance(task, n))
+    _emit({"settled": done, **worker.stats.__dict__}, as_json)
+
+
+@rows_app.command("search")
+@handle_errors
+def rows_search(
+    url: UrlArg,
+    table: Annotated[str, typer.Argument()],
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    tenant: Annotated[str | None, typer.Option("--tenant", help="The caller's tenant.")] = None,
+    k: Annotated[int, typer.Option("-k", help="Rows at most.")] = 20,
+    mode: Annotated[str, typer.Option("--mode", help="hybrid, dense or lexical.")] = "hybrid",
+    where: Annotated[
+        list[str] | None, typer.Option("--filter", help="column=value (repeatable).")
+    ] = None,
+    no_threshold: Annotated[bool, typer.Option("--no-threshold")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rows that match by meaning or by terms, for one tenant; empty when nothing is relevant."""
+    import psycopg
+
+    from schemawise.rows.config import load_config
+    from schemawise.rows.search import SearchSettings, search
+
+    if mode not in ("hybrid", "dense", "lexical"):
+        raise SchemawiseError(f"Unknown mode {mode!r}.", "Use hybrid, dense or lexical.")
+    filters = {}
+    for item in where or []:
+        column, sep, value = item.partition("=")
+        if not sep:
+            raise SchemawiseError(f"Bad filter {item!r}.", "Write --filter column=value.")
+        filters[column.strip()] = value.strip()
+    with psycopg.connect(_admin_url(url)) as conn:
+        config = load_config(conn, table)
+        tenant_value: Any = int(tenant) if tenant is not None and tenant.isdigit() else tenant
+        settings = SearchSettings(k=k, mode=mode, use_threshold=not no_threshold)  # type: ignore[arg-type]
+        result = search(
+            conn, config, query, tenant=tenant_value, filters=filters, settings=settings
+        )
+    doc = result.to_dict()
+    if not config.calibrated:
+        doc["warning"] = (
+            "uncalibrated: no distance threshold, so the k nearest rows come back "
+            "even when none is relevant; run `rows calibrate`"
+        )
+    _emit(doc, as_json)
+
+
+@rows_app.command("calibrate")
+@handle_errors
+def rows_calibrate(
+    url: UrlArg,
+    table: Annotated[str, typer.Argument()],
+    labels: Annotated[Path, typer.Option("--labels", help="JSONL: {query, tenant, relevant}.")],
+    k: Annotated[int, typer.Option("-k")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """Pick and store the distance threshold that maximises F1 on labelled queries."""
+    import psycopg
+
+    from schemawise.rows.calibrate import calibrate, read_labels
+    from schemawise.rows.config import load_config
+
+    labelled = read_labels(labels)
+    with psycopg.connect(_admin_url(url)) as conn:
+        report = calibrate(conn, load_config(conn, table), labelled, k)
+    _emit(report, as_json)
 
 
 @bench_app.command("validate")

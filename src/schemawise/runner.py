@@ -20,6 +20,7 @@ from schemawise.db.guard import (
 from schemawise.db.urls import parse_url
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import SchemaGraph
+from schemawise.rows.inline import has_sw_match, rewrite
 from schemawise.validate.check import CheckResult, FanoutLevel, check_sql
 from schemawise.validate.errors import classify
 from schemawise.validate.explain import GateLimits, gate_duckdb, gate_postgres, gate_sqlite
@@ -107,10 +108,23 @@ def run_checked(
     gate_limits: GateLimits | None = None,
     fanout: FanoutLevel = "warn",
     rules: list[Rule] | None = None,
+    tenant: Any = None,
 ) -> RunOutcome:
+    """`tenant` comes from the caller's identity (a flag, a session), never from the SQL."""
     limits = limits or Limits()
     target = resolve_target(url)
     graph = graph or load_graph(url)
+    executed, params, settings = sql, None, None
+    if target.kind == "postgres" and has_sw_match(sql):
+        # sw_match(…) becomes the hybrid search with bound parameters; the validator and
+        # the EXPLAIN gate see the rewritten query with every value inlined as a literal.
+        import psycopg
+
+        with psycopg.connect(target.location) as conn:
+            rewritten = rewrite(conn, sql, tenant=tenant)
+        executed, params, sql = rewritten.sql, rewritten.params, rewritten.literal_sql
+        settings = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": 200,
+                    "hnsw.max_scan_tuples": 50000}  # fmt: skip
     outcome = RunOutcome(check_sql(sql, graph, fanout=fanout, rules=rules))
     outcome.stages.append("check")
     if not outcome.check.ok:
@@ -126,8 +140,14 @@ def run_checked(
             outcome.check.errors.append(refusal)
             outcome.check.finish()
             return outcome
-        runner = {"postgres": run_postgres, "sqlite": run_sqlite, "duckdb": run_duckdb}[target.kind]
-        outcome.result = runner(target.location, sql, limits)
+        if target.kind == "postgres":
+            outcome.result = run_postgres(
+                target.location, executed, limits, params=params, settings=settings
+            )
+        elif target.kind == "sqlite":
+            outcome.result = run_sqlite(target.location, sql, limits)
+        else:
+            outcome.result = run_duckdb(target.location, sql, limits)
         outcome.stages.append("execute")
     except GuardedQueryError as exc:
         outcome.error = classify(

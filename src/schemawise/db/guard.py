@@ -81,7 +81,18 @@ def _fetch(
             raise GuardedQueryError("fetch", "wall-clock limit reached while fetching", "57014")
 
 
-def run_postgres(url: str, sql: str, limits: Limits) -> QueryResult:
+# Session settings a caller may ask for (values are formatted as literals, names fixed here).
+ALLOWED_SETTINGS = frozenset({"hnsw.iterative_scan", "hnsw.ef_search", "hnsw.max_scan_tuples"})
+
+
+def run_postgres(
+    url: str,
+    sql: str,
+    limits: Limits,
+    *,
+    params: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> QueryResult:
     started = time.monotonic()
     deadline = started + limits.timeout_seconds
     timeout_ms = int(limits.timeout_seconds * 1000)
@@ -102,10 +113,18 @@ def run_postgres(url: str, sql: str, limits: Limits) -> QueryResult:
                 )
             # A fixed search_path: pg_catalog first, so no user object shadows a built-in.
             setup.execute("SET LOCAL search_path = pg_catalog, public")
+            for name, value in (settings or {}).items():
+                if name not in ALLOWED_SETTINGS:
+                    raise GuardedQueryError("postgres", f"setting {name} is not allowed")
+                setup.execute(
+                    pgsql.SQL("SET LOCAL {} = {}").format(
+                        pgsql.SQL(name), pgsql.Literal(str(value))
+                    )
+                )
         # A named cursor sends DECLARE … CURSOR FOR <sql> through the extended protocol: the
         # server refuses a second statement and data-modifying CTEs.
         with conn.cursor(name="schemawise_guarded") as cursor:
-            cursor.execute(sql)
+            cursor.execute(sql, params or None)
             rows, truncated, reason = _fetch(cursor.fetchmany, limits, deadline)
             columns = [d.name for d in cursor.description or []]
         return QueryResult(columns, rows, truncated, reason, (time.monotonic() - started) * 1000)

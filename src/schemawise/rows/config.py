@@ -88,7 +88,8 @@ def load_config(conn: psycopg.Connection[Any], table: str) -> RowsConfig:
     row = (
         conn.execute(
             "SELECT table_name, key_column, key_type, text_columns, tenant_column, model, dim, "
-            "threshold, calibrated_at IS NOT NULL FROM schemawise.rows_config WHERE table_name = %s",
+            "threshold, calibrated_at IS NOT NULL FROM schemawise.rows_config "
+            "WHERE table_name = %s",
             (qualified(table),),
         ).fetchone()
         if _has_bookkeeping(conn)

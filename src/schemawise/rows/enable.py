@@ -171,7 +171,8 @@ def _migrate(
     schema, name = table.split(".", 1)
     ref = pgsql.Identifier(schema, name)
     previous = conn.execute(
-        "SELECT text_columns, model, dim, tenant_column FROM schemawise.rows_config WHERE table_name = %s",
+        "SELECT text_columns, model, dim, tenant_column FROM schemawise.rows_config "
+        "WHERE table_name = %s",
         (table,),
     ).fetchone()
     vector_type = pgsql.SQL("vector({})" if dim <= MAX_VECTOR_DIM else "halfvec({})").format(dim)
@@ -198,7 +199,8 @@ def _migrate(
     )
     conn.execute(
         pgsql.SQL(
-            "ALTER TABLE {} ADD COLUMN IF NOT EXISTS sw_tsv tsvector GENERATED ALWAYS AS ({}) STORED"
+            "ALTER TABLE {} ADD COLUMN IF NOT EXISTS sw_tsv tsvector "
+            "GENERATED ALWAYS AS ({}) STORED"
         ).format(ref, weighted)
     )
     conn.execute(
@@ -258,7 +260,8 @@ def _migrate(
         config = load_config(conn, table)
         cursor = conn.execute(
             pgsql.SQL(
-                "INSERT INTO schemawise.rows_outbox (table_name, row_key) SELECT {}, {}::text FROM {}"
+                "INSERT INTO schemawise.rows_outbox (table_name, row_key) "
+                "SELECT {}, {}::text FROM {}"
             ).format(pgsql.Literal(table), config.key(), ref)
         )
         enqueued = cursor.rowcount

@@ -100,9 +100,9 @@ def search_sql(
     )
     lexical = pgsql.SQL(
         "SELECT {key} AS key, row_number() OVER (ORDER BY score DESC, {key}) AS rank FROM ("
-        "SELECT {key}, ts_rank_cd(sw_tsv, q) AS score "
-        "FROM {table}, websearch_to_tsquery('english', %(text)s) q "
-        "WHERE sw_tsv @@ q AND {where} ORDER BY score DESC LIMIT %(candidates)s) l"
+        "SELECT {key}, ts_rank_cd(sw_tsv, websearch_to_tsquery('english', %(text)s)) AS score "
+        "FROM {table} WHERE sw_tsv @@ websearch_to_tsquery('english', %(text)s) AND {where} "
+        "ORDER BY score DESC LIMIT %(candidates)s) l"
     )
     empty = pgsql.SQL("SELECT NULL::{type} AS key, NULL::float8 AS distance, NULL::bigint AS rank "
                       "WHERE FALSE").format(type=pgsql.SQL(config.key_type))  # fmt: skip
