@@ -437,13 +437,19 @@ def rows_enable(
     ],
     tenant: Annotated[str | None, typer.Option("--tenant", help="The tenant column.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Embedding model.")] = None,
+    row_security: Annotated[
+        bool,
+        typer.Option(
+            "--row-security", help="Scope every query run as schemawise_reader to --tenant (RLS)."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Add the embedding and full-text columns, indexes, outbox and trigger (idempotent)."""
     from schemawise.rows.enable import enable
 
     columns = [c.strip() for c in text.split(",") if c.strip()]
-    report = enable(url, table, columns, tenant, model)
+    report = enable(url, table, columns, tenant, model, row_security=row_security)
     doc = report.to_dict()
     if not report.iterative_scan:
         doc["warning"] = (
@@ -531,6 +537,9 @@ def rows_worker(
 def rows_backfill(
     url: UrlArg,
     batch: Annotated[int, typer.Option("--batch", help="Rows per batch.")] = 512,
+    retry_parked: Annotated[
+        bool, typer.Option("--retry-parked", help="Give parked entries another round.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Embed every row that has no current vector, with a progress bar; safe to interrupt
@@ -542,6 +551,12 @@ def rows_backfill(
 
     worker = Worker(_admin_url(url), _worker_settings(batch, 1.0, 60.0, 5))
     with psycopg.connect(worker.url) as conn:
+        if retry_parked:
+            conn.execute(
+                "UPDATE schemawise.rows_outbox SET parked_at = NULL, attempts = 0, "
+                "next_attempt_at = clock_timestamp() WHERE parked_at IS NOT NULL"
+            )
+            conn.commit()
         worker.reconcile(conn)
         pending = conn.execute(
             "SELECT count(*) FROM schemawise.rows_outbox WHERE parked_at IS NULL"

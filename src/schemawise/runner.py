@@ -114,7 +114,9 @@ def run_checked(
     limits = limits or Limits()
     target = resolve_target(url)
     graph = graph or load_graph(url)
-    executed, params, settings = sql, None, None
+    executed: str = sql
+    params: dict[str, Any] | None = None
+    settings: dict[str, Any] = {"schemawise.tenant": tenant} if tenant is not None else {}
     if target.kind == "postgres" and has_sw_match(sql):
         # sw_match(…) becomes the hybrid search with bound parameters; the validator and
         # the EXPLAIN gate see the rewritten query with every value inlined as a literal.
@@ -123,8 +125,8 @@ def run_checked(
         with psycopg.connect(target.location) as conn:
             rewritten = rewrite(conn, sql, tenant=tenant)
         executed, params, sql = rewritten.sql, rewritten.params, rewritten.literal_sql
-        settings = {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": 200,
-                    "hnsw.max_scan_tuples": 50000}  # fmt: skip
+        settings.update({"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": 200,
+                         "hnsw.max_scan_tuples": 50000})  # fmt: skip
     outcome = RunOutcome(check_sql(sql, graph, fanout=fanout, rules=rules))
     outcome.stages.append("check")
     if not outcome.check.ok:

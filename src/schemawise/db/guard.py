@@ -82,7 +82,9 @@ def _fetch(
 
 
 # Session settings a caller may ask for (values are formatted as literals, names fixed here).
-ALLOWED_SETTINGS = frozenset({"hnsw.iterative_scan", "hnsw.ef_search", "hnsw.max_scan_tuples"})
+ALLOWED_SETTINGS = frozenset(
+    {"hnsw.iterative_scan", "hnsw.ef_search", "hnsw.max_scan_tuples", "schemawise.tenant"}
+)
 
 
 def run_postgres(

@@ -55,7 +55,7 @@ def validate_vectors(vectors: Any, count: int, dim: int) -> np.ndarray:
         raise EmbeddingError(
             f"The provider returned vectors of dimension {array.shape[1]}, expected {dim}.",
             "Check the model name: vectors of another model cannot be mixed with these.",
-            retryable=False,
+            retryable=True,
         )
     if not np.isfinite(array).all():
         raise EmbeddingError("The provider returned NaN or infinite values.", retryable=True)

@@ -101,6 +101,8 @@ def enable(
     text_columns: list[str],
     tenant_column: str | None = None,
     model: str | None = None,
+    *,
+    row_security: bool = False,
 ) -> EnableReport:
     parsed = parse_url(url)
     if parsed.kind not in ("postgres", "embedded"):
@@ -117,6 +119,10 @@ def enable(
     embedder = get_embedder(model)
     if not text_columns:
         raise SchemawiseError("Name at least one text column.", 'e.g. --text "title,description"')
+    if row_security:
+        from schemawise.db.roles import ensure_reader_role
+
+        ensure_reader_role(target)  # the policy names the role: it must exist first
     with psycopg.connect(target) as conn:
         support = pgvector_support(conn)
         conn.commit()
@@ -141,6 +147,8 @@ def enable(
                 f"{table} needs a single-column primary key to track rows.",
                 "Add one (e.g. an identity column) and enable again.",
             )
+        if row_security and not tenant_column:
+            raise SchemawiseError("--row-security needs --tenant.", "Name the tenant column.")
         report = _migrate(
             conn,
             table,
@@ -151,6 +159,8 @@ def enable(
             embedder.name,
             embedder.dim,
         )
+        if row_security and tenant_column:
+            enable_row_security(conn, table, tenant_column)
         conn.commit()
     report.pgvector, report.iterative_scan = support.version, support.iterative_scan
     return report
@@ -270,6 +280,30 @@ def _migrate(
     )
 
 
+def enable_row_security(conn: psycopg.Connection[Any], table: str, tenant_column: str) -> None:
+    """Scope every query schemawise runs (as schemawise_reader) to the caller's tenant, with
+    Postgres row-level security: a RESTRICTIVE policy for that role only, and a permissive
+    one for everyone else so that other applications see the table as before. The tenant is
+    set per run (`SET LOCAL schemawise.tenant`) from the caller's identity; without it the
+    reader sees no rows at all."""
+    from schemawise.db.roles import READER_ROLE
+
+    schema, name = table.split(".", 1)
+    ref = pgsql.Identifier(schema, name)
+    conn.execute(pgsql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(ref))
+    for policy in ("sw_everyone", "sw_tenant_only"):
+        conn.execute(
+            pgsql.SQL("DROP POLICY IF EXISTS {} ON {}").format(pgsql.Identifier(policy), ref)
+        )
+    conn.execute(pgsql.SQL("CREATE POLICY sw_everyone ON {} USING (true)").format(ref))
+    conn.execute(
+        pgsql.SQL(
+            "CREATE POLICY sw_tenant_only ON {} AS RESTRICTIVE FOR SELECT TO {} "
+            "USING ({}::text = current_setting('schemawise.tenant', true))"
+        ).format(ref, pgsql.Identifier(READER_ROLE), pgsql.Identifier(tenant_column))
+    )
+
+
 def disable(url: str, table: str) -> bool:
     parsed = parse_url(url)
     target = parsed.target
@@ -287,6 +321,11 @@ def disable(url: str, table: str) -> bool:
                 pgsql.Identifier("schemawise", _object_name(table, "sw_enqueue"))
             )
         )
+        conn.execute(pgsql.SQL("ALTER TABLE {} DISABLE ROW LEVEL SECURITY").format(ref))
+        for policy in ("sw_everyone", "sw_tenant_only"):
+            conn.execute(
+                pgsql.SQL("DROP POLICY IF EXISTS {} ON {}").format(pgsql.Identifier(policy), ref)
+            )
         for column in ("sw_tsv", "sw_embedding", "sw_text_hash"):
             conn.execute(
                 pgsql.SQL("ALTER TABLE {} DROP COLUMN IF EXISTS {}").format(
