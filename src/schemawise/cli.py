@@ -655,6 +655,22 @@ def bench_validate(
     print(json.dumps(report, indent=2))
 
 
+@bench_app.command("rows")
+@handle_errors
+def bench_rows(
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Rebuild the recruiting data from scratch.")
+    ] = False,
+    as_json: JsonOpt = True,
+) -> None:
+    """Row search on the recruiting demo: completeness, quality, empty answers, freshness."""
+    from schemawise.bench import rows
+
+    with progress(True) as say:
+        report = rows.run(rebuild=rebuild, progress=say)
+    print(json.dumps(report, indent=2, default=str))
+
+
 @bench_app.command("extract")
 @handle_errors
 def bench_extract(

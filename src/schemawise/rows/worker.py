@@ -230,11 +230,13 @@ class Worker:
             try:
                 self._serve()
                 return
-            except psycopg.OperationalError as exc:
+            except psycopg.Error as exc:
+                # A lost connection or server restart (I4), or an error such as a deadlock
+                # between workers: the transaction aborted and its claims were released.
                 attempt += 1
                 self.stats.reconnects += 1
                 delay = backoff_seconds(attempt, 0.2, 5.0)
-                log.warning("database connection lost (%s); reconnecting in %.1fs", exc, delay)
+                log.warning("worker interrupted (%s); reconnecting in %.1fs", exc, delay)
                 self.stop.wait(delay)
 
     def _serve(self) -> None:
