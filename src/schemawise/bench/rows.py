@@ -123,7 +123,7 @@ def _quality(
         for mode in ("hybrid", "dense", "lexical"):
             result = search(
                 conn, config, label.query, tenant=label.tenant, vector=vectors[label.query],
-                settings=SearchSettings(k=K, mode=mode, use_threshold=False),  # type: ignore[arg-type]
+                settings=SearchSettings(k=K, mode=mode, use_threshold=False),
             )  # fmt: skip
             pair = _recall_ndcg([r["key"] for r in result.rows], label.relevant)
             scores[mode][label.kind].append(pair)
