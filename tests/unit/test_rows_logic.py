@@ -58,13 +58,20 @@ def test_f1_at_threshold() -> None:
     assert f1_at(lexical, 0.5, k=20) == 1.0  # a term match survives the threshold
 
 
+def test_gate_answers_nothing_when_even_the_nearest_row_is_far() -> None:
+    far = _candidates(set(), [0.70, 0.72], [False, False])
+    near = _candidates({0}, [0.30, 0.75], [False, False])
+    assert f1_at(far, 0.8, k=20, gate=0.6) == 1.0  # closed: nothing comes back
+    assert f1_at(near, 0.8, k=20, gate=0.6) == pytest.approx(2 * 0.5 / 1.5)  # open, both rows
+
+
 def test_best_threshold_separates_relevant_from_not() -> None:
     found = [
         _candidates({0, 1}, [0.10, 0.20, 0.60, 0.70], [False] * 4),
         _candidates(set(), [0.55, 0.65], [False, False]),
     ]
-    threshold, f1 = best_threshold(found, k=20)
-    assert 0.2 <= threshold < 0.55 and f1 == 1.0
+    threshold, gate, f1 = best_threshold(found, k=20)
+    assert 0.1 <= gate < 0.55 and 0.2 <= threshold < 0.6 and gate <= threshold and f1 == 1.0
 
 
 def test_recall_and_ndcg() -> None:

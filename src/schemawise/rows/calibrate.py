@@ -4,6 +4,7 @@ the table so that searches drop rows too far to be relevant — and can answer "
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,16 +83,24 @@ def collect(
     return out
 
 
-def f1_at(candidates: Candidates, threshold: float | None, k: int) -> float:
-    """F1 of the top-k rows a search with this threshold returns. A query with nothing
+def f1_at(
+    candidates: Candidates, threshold: float | None, k: int, gate: float | None = None
+) -> float:
+    """F1 of the top-k rows a search with these thresholds returns. A query with nothing
     relevant scores 1 when it returns nothing, 0 otherwise."""
-    kept = [
-        key
-        for key, distance, lexical in zip(
-            candidates.keys, candidates.distances, candidates.lexical, strict=True
-        )
-        if threshold is None or lexical or (distance is not None and distance <= threshold)
-    ][:k]
+    nearest = min((d for d in candidates.distances if d is not None), default=math.inf)
+    closed = gate is not None and nearest > gate and not any(candidates.lexical)
+    kept = (
+        []
+        if closed
+        else [
+            key
+            for key, distance, lexical in zip(
+                candidates.keys, candidates.distances, candidates.lexical, strict=True
+            )
+            if threshold is None or lexical or (distance is not None and distance <= threshold)
+        ][:k]
+    )
     relevant = candidates.label.relevant
     if not relevant:
         return 1.0 if not kept else 0.0
@@ -103,16 +112,20 @@ def f1_at(candidates: Candidates, threshold: float | None, k: int) -> float:
     return 0.0 if hits == 0 else 2 * precision * recall / (precision + recall)
 
 
-def best_threshold(candidates: list[Candidates], k: int) -> tuple[float, float]:
+def best_threshold(candidates: list[Candidates], k: int) -> tuple[float, float, float]:
+    """(row threshold, gate, mean F1): both swept over the quantiles of observed distances."""
     distances = sorted({d for c in candidates for d in c.distances if d is not None})
     if not distances:
         raise SchemawiseError("No distances to calibrate on.", "Embed the table's rows first.")
-    grid = np.quantile(np.array(distances), np.linspace(0.0, 1.0, 101))
-    best = (float(grid[-1]), -1.0)
-    for threshold in grid:
-        score = float(np.mean([f1_at(c, float(threshold), k) for c in candidates]))
-        if score > best[1]:
-            best = (float(threshold), score)
+    grid = [float(x) for x in np.quantile(np.array(distances), np.linspace(0.0, 1.0, 41))]
+    best = (grid[-1], grid[-1], -1.0)
+    for gate in grid:
+        for threshold in grid:
+            if threshold < gate:
+                continue  # a row threshold below the gate would make the gate pointless
+            score = float(np.mean([f1_at(c, threshold, k, gate) for c in candidates]))
+            if score > best[2]:
+                best = (threshold, gate, score)
     return best
 
 
@@ -124,7 +137,7 @@ def calibrate(
             "The labels file is empty.", "Label a few queries, with and without relevant rows."
         )
     candidates = collect(conn, config, labels, k)
-    threshold, f1 = best_threshold(candidates, k)
+    threshold, gate, f1 = best_threshold(candidates, k)
     baseline = float(np.mean([f1_at(c, None, k) for c in candidates]))
     summary = {
         "labels": len(labels),
@@ -133,9 +146,14 @@ def calibrate(
         "f1_without_threshold": round(baseline, 4),
     }
     conn.execute(
-        "UPDATE schemawise.rows_config SET threshold = %s, calibrated_at = now(), calibration = %s "
-        "WHERE table_name = %s",
-        (threshold, json.dumps(summary), config.table),
+        "UPDATE schemawise.rows_config SET threshold = %s, gate_threshold = %s, "
+        "calibrated_at = now(), calibration = %s WHERE table_name = %s",
+        (threshold, gate, json.dumps(summary), config.table),
     )
     conn.commit()
-    return {"table": config.table, "threshold": round(threshold, 4), **summary}
+    return {
+        "table": config.table,
+        "threshold": round(threshold, 4),
+        "gate": round(gate, 4),
+        **summary,
+    }

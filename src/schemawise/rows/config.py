@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS schemawise.rows_outbox (
     last_error      text,
     parked_at       timestamptz
 );
+ALTER TABLE schemawise.rows_config ADD COLUMN IF NOT EXISTS gate_threshold double precision;
 CREATE INDEX IF NOT EXISTS rows_outbox_ready ON schemawise.rows_outbox (next_attempt_at, id)
     WHERE parked_at IS NULL;
 CREATE INDEX IF NOT EXISTS rows_outbox_row ON schemawise.rows_outbox (table_name, row_key);
@@ -53,6 +54,9 @@ class RowsConfig:
     dim: int
     threshold: float | None
     calibrated: bool
+    # "Is anything relevant at all?": when even the nearest row is farther than this and no
+    # row matches the terms, the answer is empty. Rows are then cut at `threshold`.
+    gate: float | None = None
 
     @property
     def schema_name(self) -> str:
@@ -88,7 +92,7 @@ def load_config(conn: psycopg.Connection[Any], table: str) -> RowsConfig:
     row = (
         conn.execute(
             "SELECT table_name, key_column, key_type, text_columns, tenant_column, model, dim, "
-            "threshold, calibrated_at IS NOT NULL FROM schemawise.rows_config "
+            "threshold, calibrated_at IS NOT NULL, gate_threshold FROM schemawise.rows_config "
             "WHERE table_name = %s",
             (qualified(table),),
         ).fetchone()
@@ -100,7 +104,9 @@ def load_config(conn: psycopg.Connection[Any], table: str) -> RowsConfig:
             f"{table} is not enabled for row search.",
             f'Run `schemawise rows enable URL {table} --text "col1,col2"` first.',
         )
-    return RowsConfig(row[0], row[1], row[2], list(row[3]), row[4], row[5], row[6], row[7], row[8])
+    return RowsConfig(
+        row[0], row[1], row[2], list(row[3]), row[4], row[5], row[6], row[7], row[8], row[9]
+    )
 
 
 def all_configs(conn: psycopg.Connection[Any]) -> list[RowsConfig]:

@@ -261,6 +261,8 @@ def _migrate(
         "key_type = EXCLUDED.key_type, text_columns = EXCLUDED.text_columns, "
         "tenant_column = EXCLUDED.tenant_column, model = EXCLUDED.model, dim = EXCLUDED.dim, "
         "threshold = CASE WHEN rows_config.model = EXCLUDED.model THEN rows_config.threshold END, "
+        "gate_threshold = CASE WHEN rows_config.model = EXCLUDED.model "
+        "THEN rows_config.gate_threshold END, "
         "calibrated_at = CASE WHEN rows_config.model = EXCLUDED.model "
         "THEN rows_config.calibrated_at END",
         (table, key, key_type, text_columns, tenant_column, model, dim),

@@ -116,13 +116,14 @@ def rewrite(conn: psycopg.Connection[Any], sql: str, *, tenant: Any = None) -> R
             (config.table,),
         ).fetchall()}  # fmt: skip
         where, filter_params = _filters(config, tenant, {}, columns)
-        statement = search_sql(config, where, settings, config.threshold)
+        statement = search_sql(config, where, settings, config.threshold, config.gate)
         vector = get_embedder(config.model).embed([text])[0]
         local = {
             "vector": "[" + ",".join(f"{float(v):.7g}" for v in np.asarray(vector)) + "]",
             "text": text,
             "candidates": settings.candidates,
             "threshold": config.threshold,
+            "gate": config.gate,
             "k": settings.k,
             **filter_params,
         }

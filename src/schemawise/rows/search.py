@@ -87,7 +87,11 @@ def _filters(
 
 
 def search_sql(
-    config: RowsConfig, where: pgsql.Composable, settings: SearchSettings, threshold: float | None
+    config: RowsConfig,
+    where: pgsql.Composable,
+    settings: SearchSettings,
+    threshold: float | None,
+    gate: float | None = None,
 ) -> pgsql.Composed:
     """The one statement; named placeholders: vector, text, candidates, threshold, k, and the
     filter's own (tenant, filter_N)."""
@@ -113,10 +117,18 @@ def search_sql(
     dense_sql = dense.format(**parts) if settings.mode != "lexical" else empty
     lexical_sql = lexical.format(**parts) if settings.mode != "dense" else empty_lex
     # A row is kept when it is near enough in meaning, or matches the query's terms.
+    conditions = []
+    if threshold is not None:
+        conditions.append(pgsql.SQL("(d.distance <= %(threshold)s OR l.key IS NOT NULL)"))
+    if gate is not None:
+        # Nothing relevant at all: the nearest row is too far and no row matches the terms.
+        conditions.append(
+            pgsql.SQL(
+                "((SELECT min(distance) FROM dense) <= %(gate)s OR EXISTS (SELECT 1 FROM lexical))"
+            )
+        )
     keep = (
-        pgsql.SQL("WHERE d.distance <= %(threshold)s OR l.key IS NOT NULL")
-        if threshold is not None
-        else pgsql.SQL("")
+        pgsql.SQL("WHERE ") + pgsql.SQL(" AND ").join(conditions) if conditions else pgsql.SQL("")
     )
     return pgsql.SQL(
         "WITH dense AS ({dense}), lexical AS ({lexical}) "
@@ -146,7 +158,8 @@ def search(
     if vector is None:
         vector = get_embedder(config.model).embed([query])[0]
     threshold = config.threshold if settings.use_threshold else None
-    statement = search_sql(config, where, settings, threshold)
+    gate = config.gate if settings.use_threshold else None
+    statement = search_sql(config, where, settings, threshold, gate)
     register_vector(conn)
     support = pgvector_support(conn)
     params: dict[str, Any] = {
@@ -154,6 +167,7 @@ def search(
         "text": query,
         "candidates": settings.candidates,
         "threshold": threshold,
+        "gate": gate,
         "k": settings.k,
     }
     params.update(where_params)

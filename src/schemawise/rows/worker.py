@@ -51,6 +51,8 @@ class Worker:
     embedder_for: Callable[[RowsConfig], Embedder] | None = None
     stop: threading.Event = field(default_factory=threading.Event)
     stats: WorkerStats = field(default_factory=WorkerStats)
+    # Set once the worker listens and has reconciled: changes from then on reach it promptly.
+    ready: threading.Event = field(default_factory=threading.Event)
 
     def _embedder(self, config: RowsConfig) -> Embedder:
         embedder = self.embedder_for(config) if self.embedder_for else get_embedder(config.model)
@@ -246,6 +248,7 @@ class Worker:
         ):
             listener.execute(pgsql.SQL("LISTEN {}").format(pgsql.Identifier(CHANNEL)))
             self.reconcile(conn)
+            self.ready.set()
             next_reconcile = time.monotonic() + self.settings.reconcile_seconds
             while not self.stop.is_set():
                 self.drain(conn)
