@@ -158,12 +158,16 @@ def demo(
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Where to write the dbt project and query log.")
     ] = None,
+    no_recruiting: Annotated[
+        bool,
+        typer.Option("--no-recruiting", help="Skip the 200,000-row recruiting schema."),
+    ] = False,
 ) -> None:
     """Build the demo warehouse in the embedded Postgres and show what schemawise sees."""
     from schemawise.demo.run import run_demo
 
     with progress(not as_json) as say:
-        report = run_demo(out_dir, say)
+        report = run_demo(out_dir, say, recruiting=not no_recruiting)
     if as_json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
     else:
@@ -514,6 +518,9 @@ def rows_worker(
         float, typer.Option("--reconcile", help="Seconds between reconciliations.")
     ] = 60.0,
     attempts: Annotated[int, typer.Option("--attempts", help="Failures before parking.")] = 5,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the final counts as JSON.")
+    ] = False,
 ) -> None:
     """Keep searchable tables embedded: LISTEN + poll + reconcile, until SIGTERM or Ctrl-C."""
     import signal
@@ -530,6 +537,8 @@ def rows_worker(
     err.print("worker running; SIGTERM or Ctrl-C stops it after the current batch")
     worker.run()
     err.print(f"worker stopped: {worker.stats}")
+    if as_json:
+        print(json.dumps(worker.stats.__dict__))
 
 
 @rows_app.command("backfill")

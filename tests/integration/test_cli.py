@@ -108,7 +108,7 @@ def test_version() -> None:
 
 
 def test_demo_command(schemawise_home: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["demo", "--json", "--out", str(tmp_path)])
+    result = runner.invoke(app, ["demo", "--json", "--out", str(tmp_path), "--no-recruiting"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     example = doc["fanout_example"]

@@ -73,6 +73,12 @@ class DemoReport:
         )
         for name, location in self.files.items():
             console.print(f"{name}: {location}", highlight=False)
+        if "recruiting labels" in self.files:
+            console.print(
+                "Row search: schemawise rows enable embedded recruiting.assignments "
+                '--text "title,description" --tenant owner_id; schemawise rows backfill embedded',
+                highlight=False,
+            )
 
 
 def _units(url: str, sql: str) -> dict[str, int]:
@@ -95,15 +101,27 @@ def write_artefacts(target: Path) -> dict[str, str]:
     return {"dbt project": str(dbt_target), "query log": str(log)}
 
 
-def run_demo(out_dir: Path | None = None, say: Callable[[str], None] | None = None) -> DemoReport:
+def run_demo(
+    out_dir: Path | None = None,
+    say: Callable[[str], None] | None = None,
+    *,
+    recruiting: bool = True,
+) -> DemoReport:
     say = say or (lambda _: None)
     say("starting the embedded PostgreSQL")
     url = ensure_started()
     started = time.perf_counter()
     rows = warehouse.build(url, say=say)
-    build_seconds = time.perf_counter() - started
     target = out_dir or demo_dir()
     files = write_artefacts(target)
+    if recruiting:
+        from schemawise.demo import recruiting as recruiting_demo
+
+        data = recruiting_demo.build(url, say=say)
+        labels = recruiting_demo.write_labels(data, target / "recruiting_labels.jsonl")
+        files["recruiting labels"] = str(labels)
+        rows.tables.update({k: v for k, v in data.tables.items()})
+    build_seconds = time.perf_counter() - started
     with PostgresSource(url, schemas=["shop"]) as source:
         graph = extract_graph(
             source,
