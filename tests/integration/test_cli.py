@@ -113,6 +113,7 @@ def test_demo_command(schemawise_home: Path, tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     example = doc["fanout_example"]
     assert example["fixed_units"] == example["true_units"]
+    assert [p["type"] for p in example["check"]] == ["fanout_risk"]
     assert example["naive_units"]["S"] > 2 * example["true_units"]["S"]
     assert (tmp_path / "dbt" / "models" / "schema.yml").is_file()
     lines = (tmp_path / "query_log.jsonl").read_text().splitlines()

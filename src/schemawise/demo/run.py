@@ -37,6 +37,7 @@ class DemoReport:
     fixed_units: dict[str, int]
     true_units: dict[str, int]
     files: dict[str, str] = field(default_factory=dict)
+    caught: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,7 @@ class DemoReport:
                 "fixed_sql": warehouse.FIXED_SQL,
                 "fixed_units": self.fixed_units,
                 "true_units": self.true_units,
+                "check": self.caught,
             },
         }
 
@@ -66,6 +68,11 @@ class DemoReport:
         naive, fixed = self.naive_units.get("S", 0), self.fixed_units.get("S", 0)
         ratio = naive / fixed if fixed else float("nan")
         console.print(Text(warehouse.FANOUT_SQL, style="dim"))
+        for problem in self.caught:
+            console.print(
+                f"[bold red]check: {problem['type']}[/] {problem['message']}", highlight=False
+            )
+            console.print(f"  hint: {problem['hint']}", highlight=False)
         console.print(
             f"naive SUM(quantity) for shipped orders: [bold red]{naive:,}[/]  "
             f"pre-aggregated: [bold green]{fixed:,}[/]  truth: {self.true_units.get('S', 0):,}  "
@@ -129,6 +136,9 @@ def run_demo(
             progress=say,
         )
     fanout = connecting_tree(graph, ["shop.orders", "shop.order_items", "shop.shipments"])
+    from schemawise.validate.check import check_sql
+
+    caught = check_sql(warehouse.FANOUT_SQL, graph, fanout="error")
     return DemoReport(
         url=url,
         out_dir=target,
@@ -140,4 +150,5 @@ def run_demo(
         fixed_units=_units(url, warehouse.FIXED_SQL),
         true_units=warehouse.true_units_of_shipped_orders(rows),
         files=files,
+        caught=[p.model_dump() for p in caught.errors],
     )
