@@ -446,3 +446,42 @@ def test_sw_match_through_the_guarded_path(rows_db: str) -> None:
     assert {row[1] for row in outcome.result.rows} == {1}
     with pytest.raises(SchemawiseError, match="tenant"):
         run_checked("embedded", sql)  # the tenant comes from the caller, or nothing runs
+
+
+def test_changing_the_model_re_embeds_through_the_outbox(
+    rows_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from http.server import ThreadingHTTPServer
+
+    from schemawise.index import embed
+    from tests.integration.test_openai_endpoint import Handler
+
+    drain(rows_db)
+    Handler.mode = "ok"
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv(
+        "SCHEMAWISE_OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1"
+    )
+    monkeypatch.setattr(embed, "_CACHE", {})
+    try:
+        report = enable("embedded", TABLE, ["title", "description"], "owner_id", "openai:m:3")
+        assert report.changed_model and report.enqueued == SIZES.assignments
+        with psycopg.connect(rows_db) as conn:
+            kind = conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
+                "'recruiting.assignments'::regclass AND attname = 'sw_embedding'"
+            ).fetchone()
+            assert kind == ("vector(3)",)
+        worker = drain(rows_db)
+        assert worker.stats.embedded == SIZES.assignments
+        with psycopg.connect(rows_db) as conn:
+            left = conn.execute(
+                "SELECT count(*) FROM recruiting.assignments WHERE sw_embedding IS NULL"
+            ).fetchone()
+            assert left == (0,)
+            assert load_config(conn, TABLE).model == "openai:m:3"
+    finally:
+        server.shutdown()
+        server.server_close()
+        enable("embedded", TABLE, ["title", "description"], "owner_id")  # back to the default

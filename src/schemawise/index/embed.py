@@ -162,10 +162,16 @@ def _retry_after(value: str | None) -> float | None:
 _CACHE: dict[str, Embedder] = {}
 
 
+def model_spec(model: str | None = None) -> str:
+    """The model a caller means: the argument, else SCHEMAWISE_EMBED_MODEL, else the default.
+    This spec (not the provider's own model name) is what is stored with the vectors."""
+    return model or os.environ.get("SCHEMAWISE_EMBED_MODEL") or DEFAULT_MODEL
+
+
 def get_embedder(model: str | None = None) -> Embedder:
     """`wordllama-l2-256` (default), or `openai:<model>:<dim>` with SCHEMAWISE_OPENAI_BASE_URL
     and SCHEMAWISE_OPENAI_API_KEY (or OPENAI_API_KEY)."""
-    model = model or os.environ.get("SCHEMAWISE_EMBED_MODEL") or DEFAULT_MODEL
+    model = model_spec(model)
     if model in _CACHE:
         return _CACHE[model]
     embedder: Embedder

@@ -11,7 +11,7 @@ from psycopg import sql as pgsql
 
 from schemawise.db.urls import parse_url
 from schemawise.errors import SchemawiseError
-from schemawise.index.embed import get_embedder
+from schemawise.index.embed import get_embedder, model_spec
 from schemawise.rows.config import BOOKKEEPING, CHANNEL, load_config, qualified
 
 WEIGHTS = ["A", "B", "C", "D"]
@@ -156,7 +156,7 @@ def enable(
             columns[key[0]],
             text_columns,
             tenant_column,
-            embedder.name,
+            model_spec(model),
             embedder.dim,
         )
         if row_security and tenant_column:
