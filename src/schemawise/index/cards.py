@@ -1,0 +1,101 @@
+"""Documents the retriever searches: a schema card per table, a document per column, a
+join-path document per related pair. Raw DDL is not the retrieval unit."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Literal
+
+from schemawise.graph.model import SchemaGraph, Table
+from schemawise.graph.naming import split_identifier
+
+Kind = Literal["table", "column", "path"]
+
+
+@dataclass
+class Document:
+    id: str
+    source: str
+    kind: Kind
+    table: str
+    column: str | None
+    text: str  # what is embedded
+    lexical: str  # what full-text search sees: identifiers split into words
+    fingerprint: str = ""
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+def words(identifier: str) -> str:
+    """`order_items` → "order items", `custId` → "cust id": identifiers as words."""
+    return " ".join(split_identifier(identifier))
+
+
+def _fingerprint(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def table_card(
+    source: str, table: Table, graph: SchemaGraph, descriptions: dict[str, str]
+) -> Document:
+    bare = table.name.rsplit(".", 1)[-1]
+    relations = []
+    for edge in graph.edges:
+        if edge.via is None and table.name in (edge.child_table, edge.parent_table):
+            other = edge.parent_table if edge.child_table == table.name else edge.child_table
+            relations.append(words(other.rsplit(".", 1)[-1]))
+    columns = []
+    for column in table.columns:
+        described = descriptions.get(f"{table.name}.{column.name}".lower())
+        label = words(column.name)
+        if described and described.lower() != label:
+            label += f" ({described})"
+        columns.append(label)
+    head = f"{words(bare)} table"
+    if table.comment:
+        head += f": {table.comment}"
+    text = f"{head}. Columns: {', '.join(columns)}."
+    if relations:
+        text += f" Related to: {', '.join(sorted(set(relations)))}."
+    lexical = " ".join([words(bare), bare, " ".join(columns)])
+    return Document(
+        id=f"{source}:table:{table.name}", source=source, kind="table", table=table.name,
+        column=None, text=text, lexical=lexical, fingerprint=_fingerprint(text),
+    )  # fmt: skip
+
+
+def column_document(
+    source: str, table: Table, column_name: str, type_name: str, description: str | None
+) -> Document:
+    bare = table.name.rsplit(".", 1)[-1]
+    text = f"{words(column_name)} of {words(bare)}"
+    if description and description.lower() != words(column_name):
+        text += f": {description}"
+    text += f" ({type_name or 'value'})"
+    lexical = f"{words(column_name)} {column_name} {description or ''} {words(bare)}"
+    return Document(
+        id=f"{source}:column:{table.name}.{column_name}", source=source, kind="column",
+        table=table.name, column=column_name, text=text, lexical=lexical,
+        fingerprint=_fingerprint(text),
+    )  # fmt: skip
+
+
+def documents(
+    source: str, graph: SchemaGraph, descriptions: dict[str, str] | None = None
+) -> list[Document]:
+    """Every document of one source; `descriptions` maps `table.column` (lower case) to text."""
+    descriptions = descriptions or {}
+    docs: list[Document] = []
+    for table in graph.tables:
+        docs.append(table_card(source, table, graph, descriptions))
+        for column in table.columns:
+            docs.append(
+                column_document(
+                    source,
+                    table,
+                    column.name,
+                    column.type,
+                    descriptions.get(f"{table.name}.{column.name}".lower()) or column.comment,
+                )
+            )
+    return docs

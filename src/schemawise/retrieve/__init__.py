@@ -1,0 +1,1 @@
+"""Question → context pack: hybrid retrieval, structural rerank, connection, pruning."""

@@ -1,0 +1,215 @@
+"""The context pack: the smallest set of tables, join paths and columns a SQL writer needs."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from pydantic import BaseModel, Field
+
+from schemawise.errors import NoJoinPathError
+from schemawise.graph.model import SchemaGraph
+from schemawise.graph.naming import singular, split_identifier
+from schemawise.graph.paths import connecting_tree
+from schemawise.index import store
+from schemawise.index.embed import Embedder
+
+_STOP = frozenset(
+    {
+        "the", "a", "an", "of", "in", "on", "for", "to", "and", "or", "by", "with", "what",
+        "which", "who", "how", "many", "much", "is", "are", "was", "were", "show", "list",
+        "find", "give", "all", "each", "per", "from", "that", "this", "those", "these",
+        "their", "its", "be", "has", "have", "do", "does", "name", "names", "number",
+        "count",
+    }
+)  # fmt: skip
+
+
+class TableChoice(BaseModel):
+    name: str
+    score: float
+    reasons: list[str] = Field(default_factory=list)
+
+
+class ColumnChoice(BaseModel):
+    table: str
+    name: str
+    tier: int  # 1 relevant, 2 potentially relevant (keys, enums)
+
+
+class ContextPack(BaseModel):
+    question: str
+    source: str | None = None
+    schema_version: str = ""
+    tables: list[TableChoice] = Field(default_factory=list)
+    columns: list[ColumnChoice] = Field(default_factory=list)
+    join_paths: list[dict[str, Any]] = Field(default_factory=list)
+    definitions: list[str] = Field(default_factory=list)
+    value_mappings: dict[str, Any] = Field(default_factory=dict)
+    examples: list[str] = Field(default_factory=list)
+    text: str = ""
+    tokens: int = 0
+
+
+@dataclass
+class ContextSettings:
+    candidates: int = 150
+    max_tables: int = 4
+    # A table joins the pack when its score is at least this share of the best table's.
+    relative_cutoff: float = 0.5
+    column_weight: float = 0.6
+    name_bonus: float = 0.02
+
+
+def question_words(text: str) -> set[str]:
+    return {
+        singular(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 1
+    }
+
+
+def _name_words(name: str) -> set[str]:
+    return {singular(w) for w in split_identifier(name.rsplit(".", 1)[-1])}
+
+
+def build_context(
+    conn: psycopg.Connection[Any],
+    question: str,
+    graphs: dict[str, SchemaGraph],
+    embedder: Embedder,
+    *,
+    evidence: str = "",
+    sources: list[str] | None = None,
+    settings: ContextSettings | None = None,
+) -> ContextPack:
+    settings = settings or ContextSettings()
+    text = f"{question} {evidence}".strip()
+    vector = embedder.embed([text])[0]
+    hits = store.search(conn, text, vector, sources=sources, n=settings.candidates)
+    asked = question_words(text)
+    # Per (source, table): its card's score plus a share of its best columns' scores.
+    scores: dict[tuple[str, str], float] = defaultdict(float)
+    reasons: dict[tuple[str, str], list[str]] = defaultdict(list)
+    column_hits: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
+    for hit in hits:
+        key = (hit.source, hit.table)
+        if hit.kind == "table":
+            scores[key] += hit.score
+            reasons[key].append("table card matched")
+        elif hit.kind == "column" and hit.column:
+            column_hits[key].append((hit.column, hit.score))
+    for key, cols in column_hits.items():
+        best = sorted((s for _, s in cols), reverse=True)[:3]
+        scores[key] += settings.column_weight * sum(best)
+        reasons[key].append(f"columns matched: {', '.join(c for c, _ in cols[:3])}")
+    for source, graph in graphs.items():
+        if sources and source not in sources:
+            continue
+        for table in graph.tables:
+            if _name_words(table.name) and _name_words(table.name) <= asked:
+                scores[(source, table.name)] += settings.name_bonus
+                reasons[(source, table.name)].append("named in the question")
+    if not scores:
+        return ContextPack(question=question)
+    # One database per question: the source whose best tables score highest.
+    by_source: dict[str, list[float]] = defaultdict(list)
+    for (source, _), score in scores.items():
+        by_source[source].append(score)
+    source = max(by_source, key=lambda s: sum(sorted(by_source[s], reverse=True)[:3]))
+    graph = graphs[source]
+    ranked = sorted(
+        ((t, s) for (src, t), s in scores.items() if src == source), key=lambda x: -x[1]
+    )
+    top = ranked[0][1]
+    chosen = [t for t, s in ranked[: settings.max_tables] if s >= settings.relative_cutoff * top]
+    pack = ContextPack(question=question, source=source, schema_version=graph.version)
+    paths: list[dict[str, Any]] = []
+    tables = list(chosen)
+    if len(chosen) > 1:
+        try:
+            tree = connecting_tree(graph, chosen)
+            tables = list(dict.fromkeys([*chosen, *tree.tables]))
+            paths.append(tree.model_dump())
+        except NoJoinPathError:
+            # A table nothing joins to the best one is dropped, not kept silently.
+            tables = [t for t in chosen if t == chosen[0] or _joinable(graph, chosen[0], t)]
+    score_of = dict(ranked)
+    for name in tables:
+        why = reasons.get((source, name), []) or ["joins the chosen tables"]
+        pack.tables.append(
+            TableChoice(name=name, score=round(score_of.get(name, 0.0), 5), reasons=why)
+        )
+    pack.join_paths = paths
+    pack.columns = _prune(graph, tables, column_hits, source, asked, paths)
+    pack.text = render(pack, graph)
+    pack.tokens = len(pack.text) // 4
+    return pack
+
+
+def _joinable(graph: SchemaGraph, first: str, second: str) -> bool:
+    try:
+        connecting_tree(graph, [first, second])
+        return True
+    except NoJoinPathError:
+        return False
+
+
+def _prune(
+    graph: SchemaGraph,
+    tables: list[str],
+    column_hits: dict[tuple[str, str], list[tuple[str, float]]],
+    source: str,
+    asked: set[str],
+    paths: list[dict[str, Any]],
+) -> list[ColumnChoice]:
+    """Tier 1: columns the question matches (retrieved, or named). Tier 2: keys and join keys."""
+    join_keys: set[tuple[str, str]] = set()
+    for path in paths:
+        for edge in path.get("edges", []):
+            for child, parent in edge["on"]:
+                join_keys.add((edge["left"], child))
+                join_keys.add((edge["right"], parent))
+    out: list[ColumnChoice] = []
+    for name in tables:
+        table = graph.table(name)
+        if table is None:
+            continue
+        retrieved = [c for c, _ in sorted(column_hits.get((source, name), []), key=lambda x: -x[1])]
+        relevant = list(dict.fromkeys(retrieved[:6]))
+        for column in table.columns:
+            words = {singular(w) for w in split_identifier(column.name)}
+            if words & asked and column.name not in relevant:
+                relevant.append(column.name)
+        keys = [*table.primary_key, *[c for t, c in join_keys if t == name]]
+        for relevant_name in relevant:
+            out.append(ColumnChoice(table=name, name=relevant_name, tier=1))
+        for key in dict.fromkeys(keys):
+            if key not in relevant:
+                out.append(ColumnChoice(table=name, name=key, tier=2))
+    return out
+
+
+def render(pack: ContextPack, graph: SchemaGraph) -> str:
+    lines = []
+    by_table: dict[str, list[ColumnChoice]] = defaultdict(list)
+    for column in pack.columns:
+        by_table[column.table].append(column)
+    for choice in pack.tables:
+        table = graph.table(choice.name)
+        if table is None:
+            continue
+        cols = []
+        for column in by_table.get(choice.name, []):
+            col = table.column(column.name)
+            comment = f" -- {col.comment}" if col and col.comment else ""
+            cols.append(f"  {column.name} {col.type if col else ''}{comment}")
+        lines.append(f"CREATE TABLE {choice.name} (\n" + ",\n".join(cols) + "\n);")
+    for path in pack.join_paths:
+        for edge in path["edges"]:
+            on = " AND ".join(f"{edge['left']}.{c} = {edge['right']}.{p}" for c, p in edge["on"])
+            lines.append(f"-- join: {on} ({edge['cardinality']})")
+        for warning in path.get("warnings", []):
+            lines.append(f"-- warning: {warning}")
+    return "\n".join(lines)
