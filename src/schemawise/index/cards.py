@@ -80,12 +80,23 @@ def column_document(
     )  # fmt: skip
 
 
+def source_card(source: str, graph: SchemaGraph) -> Document:
+    """What a whole database is about: its name and its tables, for choosing among many."""
+    name = words(source.rsplit("/", 1)[-1])
+    tables = ", ".join(words(t.name.rsplit(".", 1)[-1]) for t in graph.tables)
+    text = f"{name} database with tables: {tables}."
+    return Document(
+        id=f"{source}:source", source=source, kind="source", table="", column=None,
+        text=text, lexical=f"{name} {tables}", fingerprint=_fingerprint(text),
+    )  # fmt: skip
+
+
 def documents(
     source: str, graph: SchemaGraph, descriptions: dict[str, str] | None = None
 ) -> list[Document]:
     """Every document of one source; `descriptions` maps `table.column` (lower case) to text."""
     descriptions = descriptions or {}
-    docs: list[Document] = []
+    docs: list[Document] = [source_card(source, graph)]
     for table in graph.tables:
         docs.append(table_card(source, table, graph, descriptions))
         for column in table.columns:

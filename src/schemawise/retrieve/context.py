@@ -28,6 +28,10 @@ _STOP = frozenset(
 )  # fmt: skip
 
 
+# How many of a database's best-matching documents decide which database a question is about.
+TOP_HITS = 2
+
+
 class TableChoice(BaseModel):
     name: str
     score: float
@@ -59,7 +63,7 @@ class ContextSettings:
     candidates: int = 150
     max_tables: int = 4
     # A table joins the pack when its score is at least this share of the best table's.
-    relative_cutoff: float = 0.5
+    relative_cutoff: float = 0.35
     column_weight: float = 0.6
     name_bonus: float = 0.02
 
@@ -87,7 +91,10 @@ def build_context(
     settings = settings or ContextSettings()
     text = f"{question} {evidence}".strip()
     vector = embedder.embed([text])[0]
-    hits = store.search(conn, text, vector, sources=sources, n=settings.candidates)
+    hits = store.search(
+        conn, text, vector, kinds=("table", "column", "source"), sources=sources,
+        n=settings.candidates,
+    )  # fmt: skip
     asked = question_words(text)
     # Per (source, table): its card's score plus a share of its best columns' scores.
     scores: dict[tuple[str, str], float] = defaultdict(float)
@@ -98,6 +105,8 @@ def build_context(
         if hit.kind == "table":
             scores[key] += hit.score
             reasons[key].append("table card matched")
+        elif hit.kind == "source":
+            continue  # votes for its database below, names no table
         elif hit.kind == "column" and hit.column:
             column_hits[key].append((hit.column, hit.score))
     for key, cols in column_hits.items():
@@ -113,11 +122,12 @@ def build_context(
                 reasons[(source, table.name)].append("named in the question")
     if not scores:
         return ContextPack(question=question)
-    # One database per question: the source whose best tables score highest.
+    # One database per question: the source whose documents match the question best overall
+    # (every hit votes, so that many weak matches in one database beat one strong elsewhere).
     by_source: dict[str, list[float]] = defaultdict(list)
-    for (source, _), score in scores.items():
-        by_source[source].append(score)
-    source = max(by_source, key=lambda s: sum(sorted(by_source[s], reverse=True)[:3]))
+    for hit in hits:
+        by_source[hit.source].append(hit.score)
+    source = max(by_source, key=lambda s: sum(sorted(by_source[s], reverse=True)[:TOP_HITS]))
     graph = graphs[source]
     ranked = sorted(
         ((t, s) for (src, t), s in scores.items() if src == source), key=lambda x: -x[1]
