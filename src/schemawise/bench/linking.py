@@ -4,6 +4,7 @@ document per table, top-k by BM25, dense, and fused), on the same index in the s
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -64,10 +65,11 @@ def ddl_document(source: str, graph: SchemaGraph, table_name: str) -> Document:
     assert table is not None
     cols = ", ".join(f"{c.name} {c.type}" for c in table.columns)
     text = f"CREATE TABLE {table.name} ({cols})"
+    lexical = f"{words(table.name)} {' '.join(words(c.name) for c in table.columns)}"
     return Document(
         id=f"{source}:ddl:{table.name}", source=source, kind="ddl", table=table.name,
-        column=None, text=text, lexical=f"{words(table.name)} {' '.join(words(c.name) for c in table.columns)}",
-        fingerprint=str(hash(text)),
+        column=None, text=text, lexical=lexical,
+        fingerprint=hashlib.sha256(text.encode()).hexdigest()[:16],
     )  # fmt: skip
 
 
@@ -105,6 +107,7 @@ def run(
             indexed += store.replace_source(conn, name, docs, embedder)
         index_seconds = time.perf_counter() - started
         register_vector(conn)
+        pooled = [f"{dataset}/{db_id}" for db_id in graphs]
         rows: list[dict[str, Any]] = []
         baseline_hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         latencies: list[float] = []
@@ -118,7 +121,8 @@ def run(
                 skipped += 1
                 continue
             gold_tables, gold_columns = gold
-            sources = None if union else [f"{dataset}/{example.db_id}"]
+            # Pooled: every database of the dataset, and no hint which one the question is about.
+            sources = pooled if union else [f"{dataset}/{example.db_id}"]
             named = {f"{dataset}/{k}": v for k, v in graphs.items()}
             began = time.perf_counter()
             pack = build_context(
@@ -159,13 +163,6 @@ def run(
                         conn, text, vector, kinds=("ddl",), sources=sources, n=max(KS),
                         dense_weight=weights[0], lexical_weight=weights[1],
                     )  # fmt: skip
-                    ranked = [
-                        h.table.lower()
-                        for h in hits
-                        if h.score > 0
-                        and h.source == f"{dataset}/{example.db_id}"
-                        or (h.score > 0 and not union)
-                    ]
                     ranked = [h.table.lower() for h in hits if h.score > 0]
                     right = [h.source == f"{dataset}/{example.db_id}" for h in hits if h.score > 0]
                     for k in (*KS, "schemawise_k"):

@@ -10,7 +10,7 @@ from typing import Literal
 from schemawise.graph.model import SchemaGraph, Table
 from schemawise.graph.naming import split_identifier
 
-Kind = Literal["table", "column", "path"]
+Kind = Literal["table", "column", "path", "source", "ddl"]
 
 
 @dataclass
