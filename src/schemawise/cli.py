@@ -680,6 +680,39 @@ def bench_rows(
     print(json.dumps(report, indent=2, default=str))
 
 
+@bench_app.command("linking")
+@handle_errors
+def bench_linking(
+    dataset: Annotated[str, typer.Option("--dataset", help="spider or bird.")],
+    data: Annotated[Path, typer.Option("--data", help="The dataset folder.")],
+    union: Annotated[
+        bool, typer.Option("--union", help="Pool every database; no hint which one is asked.")
+    ] = False,
+    limit: Annotated[int | None, typer.Option("--limit", help="First N questions only.")] = None,
+    no_baselines: Annotated[
+        bool, typer.Option("--no-baselines", help="Skip the DDL top-k baselines.")
+    ] = False,
+    as_json: JsonOpt = True,
+) -> None:
+    """Schema linking: strict table and column recall of the context pack, and its size."""
+    from schemawise.bench import linking
+
+    if dataset not in ("spider", "bird"):
+        raise SchemawiseError(
+            f"Unknown dataset {dataset!r}.", "Use --dataset spider or bird (spider2: not yet)."
+        )
+    with progress(True) as say:
+        report = linking.run(
+            dataset,  # type: ignore[arg-type]
+            data,
+            union=union,
+            limit=limit,
+            baselines=not no_baselines,
+            progress=say,
+        )
+    print(json.dumps(report, indent=2))
+
+
 @bench_app.command("extract")
 @handle_errors
 def bench_extract(

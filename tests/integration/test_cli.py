@@ -118,3 +118,18 @@ def test_demo_command(schemawise_home: Path, tmp_path: Path) -> None:
     assert (tmp_path / "dbt" / "models" / "schema.yml").is_file()
     lines = (tmp_path / "query_log.jsonl").read_text().splitlines()
     assert len(lines) == 300 and set(json.loads(lines[0])) == {"user", "timestamp", "sql"}
+
+
+def test_linking_bench_runs_the_pipeline(bench_dir: Path, schemawise_home: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["bench", "linking", "--dataset", "spider", "--data", str(bench_dir / "spider"),
+         "--limit", "40", "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["questions"] == 40 and doc["databases"] >= 1
+    ours = doc["schemawise"]
+    assert 0.0 <= ours["strict_table_recall"] <= 1.0
+    assert ours["tables_kept_mean"] >= 1.0 and ours["right_database"] == 1.0
+    assert set(doc["baselines_strict_table_recall"]) == {"bm25", "dense", "fused"}
