@@ -22,6 +22,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from schemawise.bench.timing import percentiles
 from schemawise.db.embedded import ensure_started
 from schemawise.db.sqlite import SQLiteSource
+from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
 from schemawise.eval.datasets import Dataset, Example, database_path, load_examples
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import SchemaGraph
@@ -100,9 +101,18 @@ def run(
         conn.commit()
         say("indexing")
         indexed = 0
+        tables_file = data / ("tables.json" if dataset == "spider" else "dev_tables.json")
         for db_id, graph in graphs.items():
             name = f"{dataset}/{db_id}"
-            docs = documents(name, graph)
+            # The readable column names the dataset ships, and BIRD's description CSVs when
+            # present: the data dictionary a team would give the index.
+            descriptions = from_tables_json(tables_file, db_id) if tables_file.is_file() else {}
+            descriptions.update(
+                from_description_csvs(
+                    database_path(dataset, data, db_id).parent / "database_description"
+                )
+            )
+            docs = documents(name, graph, descriptions)
             docs += [ddl_document(name, graph, t.name) for t in graph.tables]
             indexed += store.replace_source(conn, name, docs, embedder)
         index_seconds = time.perf_counter() - started

@@ -1,0 +1,1 @@
+"""Metadata that changes SQL: descriptions, synonyms, value meanings, from files teams keep."""
