@@ -336,6 +336,137 @@ def doctor(url: UrlArg, as_json: JsonOpt = False) -> None:
     raise typer.Exit(1 if any(f["severity"] == "danger" for f in findings) else 0)
 
 
+IndexUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--index-url", help="Postgres (with pgvector) holding the index; default embedded."
+    ),
+]
+
+
+def _index_url(index_url: str | None) -> str:
+    if index_url:
+        return index_url
+    from schemawise.db.embedded import ensure_started
+
+    return ensure_started()
+
+
+@app.command("index")
+@handle_errors
+def index_command(
+    url: UrlArg,
+    name: Annotated[str | None, typer.Option("--name", help="Name of this source.")] = None,
+    dictionary: Annotated[
+        Path | None, typer.Option("--dictionary", help="BIRD-style database_description folder.")
+    ] = None,
+    query_log: QueryLogOpt = None,
+    index_url: IndexUrlOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Index a database's schema (cards, column documents) for `context`."""
+    from schemawise.index.sources import index_source
+
+    with progress(not as_json) as say:
+        say("extracting and indexing")
+        report = index_source(
+            _index_url(index_url), url, name, dictionary=dictionary, query_log=query_log
+        )
+    _emit(report.to_dict(), as_json)
+
+
+@app.command()
+@handle_errors
+def sync(
+    source: Annotated[str | None, typer.Argument(help="One source (default: all).")] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="The database URL, when the stored one is redacted.")
+    ] = None,
+    index_url: IndexUrlOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-extract indexed sources; re-embed only the documents that changed; bump versions."""
+    import psycopg
+
+    from schemawise.index.sources import index_source, list_sources
+
+    target = _index_url(index_url)
+    with psycopg.connect(target) as conn:
+        known = list_sources(conn)
+    chosen = [s for s in known if source in (None, s["source"])]
+    if not chosen:
+        raise SchemawiseError(
+            f"No indexed source {source!r}." if source else "Nothing is indexed yet.",
+            "Run `schemawise index URL` first (`schemawise sources` lists what is indexed).",
+        )
+    reports = []
+    for entry in chosen:
+        where = url or entry["url"]
+        if "***" in where:
+            raise SchemawiseError(
+                f"The stored URL of {entry['source']} has its password removed.",
+                "Pass the full URL with --url.",
+            )
+        reports.append(index_source(target, where, entry["source"]).to_dict())
+    _emit({"synced": reports}, as_json)
+
+
+@app.command()
+@handle_errors
+def sources(index_url: IndexUrlOpt = None, as_json: JsonOpt = False) -> None:
+    """Indexed sources with their versions and sizes."""
+    import psycopg
+
+    from schemawise.index.sources import list_sources
+
+    with psycopg.connect(_index_url(index_url)) as conn:
+        listed = list_sources(conn)
+    if as_json:
+        print(json.dumps({"sources": listed}, indent=2, default=str))
+        return
+    for entry in listed:
+        out.print(
+            f"[bold]{entry['source']}[/] {entry['tables']} tables, {entry['documents']} documents, "
+            f"version {entry['version']}, indexed {entry['indexed_at']:%Y-%m-%d %H:%M} "
+            f"from {entry['url']}",
+            highlight=False,
+        )
+
+
+@app.command()
+@handle_errors
+def context(
+    question: Annotated[str, typer.Argument(help="The question, in words.")],
+    evidence: Annotated[str, typer.Option("--evidence", help="Hints that come with it.")] = "",
+    source: Annotated[
+        list[str] | None, typer.Option("--source", help="Restrict to these sources.")
+    ] = None,
+    budget: Annotated[int | None, typer.Option("--budget", help="Tokens at most.")] = None,
+    index_url: IndexUrlOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The context pack for a question: tables with reasons, join paths, columns, text."""
+    import psycopg
+
+    from schemawise.index.embed import get_embedder
+    from schemawise.index.sources import load_graphs
+    from schemawise.retrieve.context import ContextSettings, build_context
+
+    with psycopg.connect(_index_url(index_url)) as conn:
+        graphs = load_graphs(conn, source)
+        pack = build_context(
+            conn, question, graphs, get_embedder(), evidence=evidence, sources=source,
+            settings=ContextSettings(budget=budget),
+        )  # fmt: skip
+    if as_json:
+        print(pack.model_dump_json(indent=2))
+        return
+    out.print(f"[bold]{pack.source}[/] ({pack.tokens} tokens)", highlight=False)
+    for table in pack.tables:
+        out.print(f"  {table.name} {table.score:.4f}: {'; '.join(table.reasons)}", highlight=False)
+    out.print(pack.text, highlight=False)
+
+
 @db_app.command("start")
 @handle_errors
 def db_start() -> None:

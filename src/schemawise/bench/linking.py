@@ -114,7 +114,7 @@ def run(
             )
             docs = documents(name, graph, descriptions)
             docs += [ddl_document(name, graph, t.name) for t in graph.tables]
-            indexed += store.replace_source(conn, name, docs, embedder)
+            indexed += store.replace_source(conn, name, docs, embedder).embedded
         index_seconds = time.perf_counter() - started
         register_vector(conn)
         pooled = [f"{dataset}/{db_id}" for db_id in graphs]

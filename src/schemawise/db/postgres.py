@@ -13,7 +13,8 @@ from schemawise.db.urls import redact
 from schemawise.errors import ConnectionFailedError, PermissionDeniedError
 from schemawise.graph.model import Column, Problem, Table, TableKind
 
-_SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast')"
+# schemawise's own bookkeeping (index, row-search queue) is not part of anyone's schema.
+_SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast', 'schemawise')"
 _KINDS: dict[str, TableKind] = {
     "r": "table",
     "p": "table",

@@ -76,9 +76,16 @@ def ensure_schema(conn: psycopg.Connection[Any], dim: int) -> None:
     conn.commit()
 
 
+@dataclass(frozen=True)
+class WriteCounts:
+    embedded: int  # new or changed documents, the only ones sent to the embedder
+    removed: int
+    unchanged: int
+
+
 def replace_source(
     conn: psycopg.Connection[Any], source: str, docs: Sequence[Document], embedder: Embedder
-) -> int:
+) -> WriteCounts:
     """Write a source's documents, embedding only those whose text changed (by fingerprint)."""
     register_vector(conn)
     existing = dict(
@@ -119,7 +126,7 @@ def replace_source(
                 ],
             )
     conn.commit()
-    return len(changed)
+    return WriteCounts(len(changed), len(removed), len(docs) - len(changed))
 
 
 def search(

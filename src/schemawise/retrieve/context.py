@@ -66,6 +66,7 @@ class ContextSettings:
     relative_cutoff: float = 0.35
     column_weight: float = 0.6
     name_bonus: float = 0.02
+    budget: int | None = None  # tokens
 
 
 def question_words(text: str) -> set[str]:
@@ -154,8 +155,36 @@ def build_context(
     pack.join_paths = paths
     pack.columns = _prune(graph, tables, column_hits, source, asked, paths)
     pack.text = render(pack, graph)
-    pack.tokens = len(pack.text) // 4
+    pack.tokens = count_tokens(pack.text)
+    if settings.budget is not None:
+        fit_budget(pack, graph, settings.budget)
+    if sum(len(t.columns) for t in graph.tables) <= 300 and len(graph.tables) <= 30:
+        pack.definitions.append(
+            f"{source} is small ({len(graph.tables)} tables): sending it whole is an option."
+        )
     return pack
+
+
+def count_tokens(text: str) -> int:
+    """About four characters a token, as for common BPE tokenizers on code and English."""
+    return (len(text) + 3) // 4
+
+
+def fit_budget(pack: ContextPack, graph: SchemaGraph, budget: int) -> None:
+    """Keep the most valuable parts first: drop tier-2 columns, then the lowest-scoring
+    tables' relevant columns, never the first table or its join keys."""
+    while pack.tokens > budget:
+        tier2 = [c for c in pack.columns if c.tier == 2]
+        if tier2:
+            pack.columns.remove(tier2[-1])
+        else:
+            first = pack.tables[0].name if pack.tables else ""
+            rest = [c for c in pack.columns if c.table != first]
+            if not rest:
+                break
+            pack.columns.remove(rest[-1])
+        pack.text = render(pack, graph)
+        pack.tokens = count_tokens(pack.text)
 
 
 def _joinable(graph: SchemaGraph, first: str, second: str) -> bool:

@@ -1,0 +1,136 @@
+"""Indexed sources: each one's graph (JSON), version and where it came from, beside its
+documents — what `context` reads and `sync` compares against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from schemawise.db import connect
+from schemawise.db.urls import redact
+from schemawise.enrich.dictionary import from_description_csvs
+from schemawise.errors import SchemawiseError
+from schemawise.graph.extract import ExtractOptions, extract_graph
+from schemawise.graph.infer import read_query_log
+from schemawise.graph.model import SchemaGraph
+from schemawise.index import store
+from schemawise.index.cards import documents
+from schemawise.index.embed import get_embedder
+
+SOURCES_SQL = """
+CREATE TABLE IF NOT EXISTS schemawise.index_sources (
+    source     text PRIMARY KEY,
+    url        text NOT NULL,
+    version    text NOT NULL,
+    graph      jsonb NOT NULL,
+    documents  integer NOT NULL,
+    indexed_at timestamptz NOT NULL DEFAULT now()
+);
+"""
+
+
+@dataclass
+class IndexReport:
+    source: str
+    version: str
+    previous_version: str | None
+    tables: int
+    documents: int
+    embedded: int  # documents new or changed (the only ones embedded)
+    removed: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def index_source(
+    index_url: str,
+    url: str,
+    name: str | None = None,
+    *,
+    dictionary: Path | None = None,
+    query_log: Path | None = None,
+) -> IndexReport:
+    import time
+
+    started = time.perf_counter()
+    log = read_query_log(query_log) if query_log else None
+    with connect(url) as source:
+        graph = extract_graph(source, ExtractOptions(query_log=log, budget_seconds=30))
+    name = name or _default_name(url)
+    descriptions = from_description_csvs(dictionary) if dictionary else {}
+    docs = documents(name, graph, descriptions)
+    embedder = get_embedder()
+    with psycopg.connect(index_url) as conn:
+        store.ensure_schema(conn, embedder.dim)
+        conn.execute(SOURCES_SQL)
+        previous = conn.execute(
+            "SELECT version FROM schemawise.index_sources WHERE source = %s", (name,)
+        ).fetchone()
+        counts = store.replace_source(conn, name, docs, embedder)
+        conn.execute(
+            "INSERT INTO schemawise.index_sources (source, url, version, graph, documents) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (source) DO UPDATE SET url = EXCLUDED.url, "
+            "version = EXCLUDED.version, graph = EXCLUDED.graph, documents = EXCLUDED.documents, "
+            "indexed_at = now()",
+            (name, redact(url), graph.version, graph.to_json(indent=None), len(docs)),
+        )
+        conn.commit()
+    return IndexReport(
+        source=name,
+        version=graph.version,
+        previous_version=previous[0] if previous else None,
+        tables=len(graph.tables),
+        documents=len(docs),
+        embedded=counts.embedded,
+        removed=counts.removed,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _default_name(url: str) -> str:
+    if url in ("embedded", "demo"):
+        return "embedded"
+    tail = redact(url).rsplit("/", 1)[-1].split("?", 1)[0]
+    return Path(tail).stem or "default"
+
+
+def load_graphs(
+    conn: psycopg.Connection[Any], sources: list[str] | None = None
+) -> dict[str, SchemaGraph]:
+    store_exists = conn.execute(
+        "SELECT to_regclass('schemawise.index_sources') IS NOT NULL"
+    ).fetchone()
+    if not store_exists or not store_exists[0]:
+        raise SchemawiseError("Nothing is indexed yet.", "Run `schemawise index URL` first.")
+    rows = conn.execute("SELECT source, graph::text FROM schemawise.index_sources").fetchall()
+    graphs = {name: SchemaGraph.from_json(text) for name, text in rows}
+    if sources:
+        unknown = [s for s in sources if s not in graphs]
+        if unknown:
+            raise SchemawiseError(
+                f"No indexed source {', '.join(unknown)}.",
+                f"Indexed: {', '.join(sorted(graphs)) or 'none'}.",
+            )
+        graphs = {k: v for k, v in graphs.items() if k in sources}
+    return graphs
+
+
+def list_sources(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+    exists = conn.execute("SELECT to_regclass('schemawise.index_sources') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return []
+    rows = conn.execute(
+        "SELECT source, url, version, documents, indexed_at, "
+        "jsonb_array_length(graph->'tables'), jsonb_array_length(graph->'edges') "
+        "FROM schemawise.index_sources ORDER BY source"
+    ).fetchall()
+    return [
+        {"source": r[0], "url": r[1], "version": r[2], "documents": r[3], "indexed_at": r[4],
+         "tables": r[5], "edges": r[6]}
+        for r in rows
+    ]  # fmt: skip

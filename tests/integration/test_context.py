@@ -1,0 +1,91 @@
+"""index → context → sync on real databases, with the embedded Postgres as the index."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from schemawise.errors import SchemawiseError
+from schemawise.index.embed import get_embedder
+from schemawise.index.sources import index_source, list_sources, load_graphs
+from schemawise.retrieve.context import ContextSettings, build_context
+
+SCHEMA = """
+CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT);
+CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers,
+                     total REAL, ordered_at TEXT);
+CREATE TABLE order_items (item_id INTEGER PRIMARY KEY, order_id INTEGER REFERENCES orders,
+                          product_id INTEGER REFERENCES products, quantity INTEGER);
+CREATE TABLE products (product_id INTEGER PRIMARY KEY, title TEXT, price REAL);
+CREATE TABLE warehouses (warehouse_id INTEGER PRIMARY KEY, city TEXT, capacity INTEGER);
+"""
+
+
+@pytest.fixture()
+def shopdb(tmp_path: Path) -> Path:
+    path = tmp_path / "tinyshop.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA)
+    return path
+
+
+def _pack(url: str, question: str) -> object:
+    with psycopg.connect(url) as conn:
+        graphs = load_graphs(conn, ["tinyshop"])
+        return build_context(conn, question, graphs, get_embedder(), sources=["tinyshop"])
+
+
+def test_index_context_and_drift(embedded_url: str, shopdb: Path) -> None:
+    first = index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")
+    assert first.documents == 1 + 5 + 17 and first.embedded == first.documents
+    again = index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")
+    assert again.embedded == 0 and again.version == first.version  # nothing changed
+    pack = _pack(embedded_url, "quantity of each product title ordered by customers")
+    names = [t.name for t in pack.tables]  # type: ignore[attr-defined]
+    assert {"order_items", "products"} <= set(names)
+    assert pack.join_paths and pack.tokens > 0 and "CREATE TABLE" in pack.text  # type: ignore[attr-defined]
+    # Drift: rename a column, add a table, drop a table.
+    with sqlite3.connect(shopdb) as conn:
+        conn.executescript(
+            "ALTER TABLE products RENAME COLUMN title TO product_name;"
+            "CREATE TABLE reviews (review_id INTEGER PRIMARY KEY, product_id INTEGER "
+            "REFERENCES products, stars INTEGER);"
+            "DROP TABLE warehouses;"
+        )
+    synced = index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")
+    assert synced.version != first.version and synced.previous_version == first.version
+    # Changed: the products card, the renamed column, the database card; new: the reviews
+    # card and its 3 columns, and the products card lists a new relation; removed: the
+    # warehouses card and its 3 columns, and the old column document.
+    assert synced.removed == 1 + 3 + 1
+    assert 5 <= synced.embedded <= 8
+    with psycopg.connect(embedded_url) as conn:
+        found = conn.execute(
+            "SELECT text FROM schemawise.index_documents WHERE source = 'tinyshop'"
+        )
+        texts = [r[0] for r in found.fetchall()]
+    assert not any("warehouse" in t for t in texts)
+    assert not any(t.startswith("title of products") for t in texts)
+    after = _pack(embedded_url, "product name and stars of reviews")
+    for path in after.join_paths:  # type: ignore[attr-defined]
+        for edge in path["edges"]:
+            assert all(c != "title" and p != "title" for c, p in edge["on"])
+
+
+def test_budget_and_errors(embedded_url: str, shopdb: Path) -> None:
+    index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")
+    with psycopg.connect(embedded_url) as conn:
+        graphs = load_graphs(conn, ["tinyshop"])
+        full = build_context(conn, "orders with their items and products", graphs, get_embedder())
+        small = build_context(
+            conn, "orders with their items and products", graphs, get_embedder(),
+            settings=ContextSettings(budget=40),
+        )  # fmt: skip
+        assert small.tokens <= max(40, full.tokens) and small.tokens < full.tokens
+        assert [t.name for t in small.tables] == [t.name for t in full.tables]
+        with pytest.raises(SchemawiseError, match="No indexed source"):
+            load_graphs(conn, ["nope"])
+        assert any(s["source"] == "tinyshop" for s in list_sources(conn))
