@@ -844,6 +844,22 @@ def bench_linking(
     print(json.dumps(report, indent=2))
 
 
+@bench_app.command("context-speed")
+@handle_errors
+def bench_context_speed(
+    tables: Annotated[
+        int, typer.Option("--tables", help="Tables in the synthetic catalog.")
+    ] = 2000,
+    as_json: JsonOpt = True,
+) -> None:
+    """Indexing throughput and `context` latency (p50/p95) on a synthetic catalog."""
+    from schemawise.bench import context_speed
+
+    with progress(True) as say:
+        report = context_speed.run(tables, progress=say)
+    print(json.dumps(report, indent=2))
+
+
 @bench_app.command("extract")
 @handle_errors
 def bench_extract(

@@ -38,7 +38,7 @@ CREATE INDEX IF NOT EXISTS index_documents_source ON schemawise.index_documents 
 
 SEARCH_SQL = """
 WITH q AS (
-    SELECT nullif(replace(plainto_tsquery('english', %(text)s)::text, '&', '|'), '')::tsquery AS query
+    SELECT nullif(%(lexemes)s, '')::tsquery AS query
 ), dense AS (
     SELECT id, row_number() OVER (ORDER BY distance) AS rank FROM (
         SELECT id, embedding <=> %(vector)s AS distance FROM schemawise.index_documents
@@ -129,6 +129,52 @@ def replace_source(
     return WriteCounts(len(changed), len(removed), len(docs) - len(changed))
 
 
+# A word found in more than this share of a catalog's documents tells nothing apart (like
+# `attr` or `id` in a warehouse of generic names): it is left out of the lexical query, which
+# also keeps ranking cheap on large catalogs.
+COMMON_SHARE = 0.2
+# Document frequencies by (sources, document count) and lexeme: a changed index has another
+# document count, so stale entries are never read.
+_DOCUMENT_FREQUENCY: dict[tuple[tuple[tuple[str, ...], int], str], int] = {}
+
+
+def selective_lexemes(
+    conn: psycopg.Connection[Any], text: str, sources: Sequence[str] | None
+) -> str:
+    """The question's lexemes OR-ed together, without the catalog's near-universal ones."""
+    row = conn.execute(
+        "SELECT array(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %s))))",
+        (text,),
+    ).fetchone()
+    lexemes = [t for t in (row[0] if row else []) if t]
+    if not lexemes:
+        return ""
+    scope = "(%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))"
+    total_row = conn.execute(
+        f"SELECT count(*) FROM schemawise.index_documents WHERE {scope}",
+        {"sources": list(sources) if sources else None},
+    ).fetchone()
+    total = int(total_row[0]) if total_row else 0
+    kept = []
+    scope_key = (tuple(sorted(sources)) if sources else (), total)
+    for lexeme in lexemes:
+        count = _DOCUMENT_FREQUENCY.get((scope_key, lexeme))
+        if count is None:
+            row = conn.execute(
+                f"SELECT count(*) FROM schemawise.index_documents WHERE {scope} "
+                "AND tsv @@ to_tsquery('english', quote_literal(%(lexeme)s))",
+                {"sources": list(sources) if sources else None, "lexeme": lexeme},
+            ).fetchone()
+            count = int(row[0]) if row else 0
+            if len(_DOCUMENT_FREQUENCY) > 100_000:
+                _DOCUMENT_FREQUENCY.clear()
+            _DOCUMENT_FREQUENCY[(scope_key, lexeme)] = count
+        if total == 0 or count <= COMMON_SHARE * total:
+            kept.append(lexeme)
+    chosen = kept or lexemes
+    return " | ".join("'" + t.replace("'", "''") + "'" for t in chosen)
+
+
 def search(
     conn: psycopg.Connection[Any],
     text: str,
@@ -141,13 +187,14 @@ def search(
     lexical_weight: float = 1.0,
 ) -> list[Hit]:
     register_vector(conn)
+    lexemes = selective_lexemes(conn, text, sources)
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.ef_search = 200")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         rows = conn.execute(
             SEARCH_SQL,
             {
-                "text": text,
+                "lexemes": lexemes,
                 "vector": np.asarray(vector, dtype=np.float32),
                 "kinds": list(kinds),
                 "sources": list(sources) if sources else None,
