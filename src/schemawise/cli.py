@@ -361,6 +361,12 @@ def index_command(
         Path | None, typer.Option("--dictionary", help="BIRD-style database_description folder.")
     ] = None,
     query_log: QueryLogOpt = None,
+    dbt: Annotated[
+        Path | None, typer.Option("--dbt", help="dbt project folder or manifest.json.")
+    ] = None,
+    overlay: Annotated[
+        Path | None, typer.Option("--overlay", help="schemawise.yml overlay file.")
+    ] = None,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -370,8 +376,9 @@ def index_command(
     with progress(not as_json) as say:
         say("extracting and indexing")
         report = index_source(
-            _index_url(index_url), url, name, dictionary=dictionary, query_log=query_log
-        )
+            _index_url(index_url), url, name, dictionary=dictionary, query_log=query_log,
+            dbt=dbt, overlay=overlay,
+        )  # fmt: skip
     _emit(report.to_dict(), as_json)
 
 
@@ -449,14 +456,14 @@ def context(
     import psycopg
 
     from schemawise.index.embed import get_embedder
-    from schemawise.index.sources import load_graphs
+    from schemawise.index.sources import load_graphs, load_metadata
     from schemawise.retrieve.context import ContextSettings, build_context
 
     with psycopg.connect(_index_url(index_url)) as conn:
         graphs = load_graphs(conn, source)
         pack = build_context(
             conn, question, graphs, get_embedder(), evidence=evidence, sources=source,
-            settings=ContextSettings(budget=budget),
+            settings=ContextSettings(budget=budget), metadata=load_metadata(conn, list(graphs)),
         )  # fmt: skip
     if as_json:
         print(pack.model_dump_json(indent=2))

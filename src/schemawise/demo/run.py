@@ -105,7 +105,9 @@ def write_artefacts(target: Path) -> dict[str, str]:
         source.joinpath("models", "schema.yml").read_text()
     )
     log = querylog.write(target / "query_log.jsonl")
-    return {"dbt project": str(dbt_target), "query log": str(log)}
+    overlay = target / "schemawise.yml"
+    overlay.write_text(resources.files("schemawise.demo").joinpath("schemawise.yml").read_text())
+    return {"dbt project": str(dbt_target), "query log": str(log), "overlay": str(overlay)}
 
 
 def run_demo(

@@ -36,7 +36,11 @@ def _fingerprint(text: str) -> str:
 
 
 def table_card(
-    source: str, table: Table, graph: SchemaGraph, descriptions: dict[str, str]
+    source: str,
+    table: Table,
+    graph: SchemaGraph,
+    descriptions: dict[str, str],
+    about: dict[str, str] | None = None,
 ) -> Document:
     bare = table.name.rsplit(".", 1)[-1]
     relations = []
@@ -52,8 +56,9 @@ def table_card(
             label += f" ({described})"
         columns.append(label)
     head = f"{words(bare)} table"
-    if table.comment:
-        head += f": {table.comment}"
+    extra = (about or {}).get(table.name.lower())
+    if table.comment or extra:
+        head += ": " + " ".join(p for p in (table.comment, extra) if p)
     text = f"{head}. Columns: {', '.join(columns)}."
     if relations:
         text += f" Related to: {', '.join(sorted(set(relations)))}."
@@ -92,13 +97,17 @@ def source_card(source: str, graph: SchemaGraph) -> Document:
 
 
 def documents(
-    source: str, graph: SchemaGraph, descriptions: dict[str, str] | None = None
+    source: str,
+    graph: SchemaGraph,
+    descriptions: dict[str, str] | None = None,
+    about: dict[str, str] | None = None,
 ) -> list[Document]:
-    """Every document of one source; `descriptions` maps `table.column` (lower case) to text."""
+    """Every document of one source; `descriptions` maps `table.column` (lower case) to text,
+    `about` maps a table (lower case) to its description, synonyms and status."""
     descriptions = descriptions or {}
     docs: list[Document] = [source_card(source, graph)]
     for table in graph.tables:
-        docs.append(table_card(source, table, graph, descriptions))
+        docs.append(table_card(source, table, graph, descriptions, about))
         for column in table.columns:
             docs.append(
                 column_document(

@@ -11,7 +11,10 @@ import psycopg
 
 from schemawise.db import connect
 from schemawise.db.urls import redact
+from schemawise.enrich.apply import about_tables, add_relationships
+from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
+from schemawise.enrich.metadata import Metadata, from_dbt, from_overlay
 from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.infer import read_query_log
@@ -29,6 +32,7 @@ CREATE TABLE IF NOT EXISTS schemawise.index_sources (
     documents  integer NOT NULL,
     indexed_at timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE schemawise.index_sources ADD COLUMN IF NOT EXISTS metadata jsonb;
 """
 
 
@@ -54,6 +58,8 @@ def index_source(
     *,
     dictionary: Path | None = None,
     query_log: Path | None = None,
+    dbt: Path | None = None,
+    overlay: Path | None = None,
 ) -> IndexReport:
     import time
 
@@ -62,8 +68,15 @@ def index_source(
     with connect(url) as source:
         graph = extract_graph(source, ExtractOptions(query_log=log, budget_seconds=30))
     name = name or _default_name(url)
-    descriptions = from_description_csvs(dictionary) if dictionary else {}
-    docs = documents(name, graph, descriptions)
+    meta = Metadata()
+    if dbt:
+        meta = meta.merge(from_dbt(dbt))
+    if overlay:
+        meta = meta.merge(from_overlay(overlay))
+    add_relationships(graph, meta)
+    described = from_description_csvs(dictionary) if dictionary else {}
+    described.update(describe_columns(graph, meta))
+    docs = documents(name, graph, described, about_tables(graph, meta))
     embedder = get_embedder()
     with psycopg.connect(index_url) as conn:
         store.ensure_schema(conn, embedder.dim)
@@ -73,11 +86,18 @@ def index_source(
         ).fetchone()
         counts = store.replace_source(conn, name, docs, embedder)
         conn.execute(
-            "INSERT INTO schemawise.index_sources (source, url, version, graph, documents) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (source) DO UPDATE SET url = EXCLUDED.url, "
-            "version = EXCLUDED.version, graph = EXCLUDED.graph, documents = EXCLUDED.documents, "
-            "indexed_at = now()",
-            (name, redact(url), graph.version, graph.to_json(indent=None), len(docs)),
+            "INSERT INTO schemawise.index_sources (source, url, version, graph, documents, "
+            "metadata) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (source) DO UPDATE SET "
+            "url = EXCLUDED.url, version = EXCLUDED.version, graph = EXCLUDED.graph, "
+            "documents = EXCLUDED.documents, metadata = EXCLUDED.metadata, indexed_at = now()",
+            (
+                name,
+                redact(url),
+                graph.version,
+                graph.to_json(indent=None),
+                len(docs),
+                meta.model_dump_json(),
+            ),
         )
         conn.commit()
     return IndexReport(
@@ -118,6 +138,15 @@ def load_graphs(
             )
         graphs = {k: v for k, v in graphs.items() if k in sources}
     return graphs
+
+
+def load_metadata(conn: psycopg.Connection[Any], sources: list[str]) -> dict[str, Metadata]:
+    rows = conn.execute(
+        "SELECT source, metadata::text FROM schemawise.index_sources WHERE source = ANY(%s) "
+        "AND metadata IS NOT NULL",
+        (sources,),
+    ).fetchall()
+    return {name: Metadata.model_validate_json(text) for name, text in rows}
 
 
 def list_sources(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:

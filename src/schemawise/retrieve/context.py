@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 from pydantic import BaseModel, Field
 
+from schemawise.enrich.metadata import Metadata
 from schemawise.errors import NoJoinPathError
 from schemawise.graph.model import SchemaGraph
 from schemawise.graph.naming import singular, split_identifier
@@ -88,6 +89,7 @@ def build_context(
     evidence: str = "",
     sources: list[str] | None = None,
     settings: ContextSettings | None = None,
+    metadata: dict[str, Metadata] | None = None,
 ) -> ContextPack:
     settings = settings or ContextSettings()
     text = f"{question} {evidence}".strip()
@@ -123,6 +125,19 @@ def build_context(
                 reasons[(source, table.name)].append("named in the question")
     if not scores:
         return ContextPack(question=question)
+    for (src, table_name), _ in list(scores.items()):
+        meta = (metadata or {}).get(src)
+        table_meta = meta.table_meta(table_name) if meta else None
+        if table_meta is None:
+            continue
+        # Modest structural signals: a deprecated table loses half its score, a certified
+        # one gains a tenth, so that retrieval still decides but ties go the right way.
+        if table_meta.deprecated:
+            scores[(src, table_name)] *= 0.5
+            reasons[(src, table_name)].append(f"deprecated: {table_meta.deprecated}")
+        if table_meta.certified:
+            scores[(src, table_name)] *= 1.1
+            reasons[(src, table_name)].append("certified")
     # One database per question: the source whose documents match the question best overall
     # (every hit votes, so that many weak matches in one database beat one strong elsewhere).
     by_source: dict[str, list[float]] = defaultdict(list)
@@ -154,6 +169,8 @@ def build_context(
         )
     pack.join_paths = paths
     pack.columns = _prune(graph, tables, column_hits, source, asked, paths)
+    if metadata and source in metadata:
+        _add_metadata(pack, metadata[source], asked)
     pack.text = render(pack, graph)
     pack.tokens = count_tokens(pack.text)
     if settings.budget is not None:
@@ -163,6 +180,31 @@ def build_context(
             f"{source} is small ({len(graph.tables)} tables): sending it whole is an option."
         )
     return pack
+
+
+def _add_metadata(pack: ContextPack, meta: Metadata, asked: set[str]) -> None:
+    """Value meanings of the chosen columns, the definitions and jargon the question touches,
+    and the closest example questions."""
+    chosen = {t.name for t in pack.tables}
+    for column in pack.columns:
+        table_meta = meta.table_meta(column.table)
+        column_meta = table_meta.columns.get(column.name) if table_meta else None
+        if column_meta and column_meta.values:
+            pack.value_mappings[f"{column.table}.{column.name}"] = column_meta.values
+    bare = {name.rsplit(".", 1)[-1].lower() for name in chosen}
+    for definition in meta.definitions:
+        words = question_words(f"{definition.name} {definition.text}")
+        named = bool(question_words(definition.name) & asked)
+        about_chosen = any(b in definition.text.lower() for b in bare)
+        if named or about_chosen or len(words & asked) >= 2:
+            pack.definitions.append(f"{definition.name}: {definition.text}")
+    for term, meaning in meta.jargon.items():
+        if question_words(term) & asked:
+            pack.definitions.append(f"{term}: {meaning}")
+    ranked = sorted(meta.examples, key=lambda e: -len(question_words(e.question) & asked))
+    for example in ranked[:2]:
+        if len(question_words(example.question) & asked) >= 2:
+            pack.examples.append(f"-- {example.question}\n{example.sql}")
 
 
 def count_tokens(text: str) -> int:
@@ -231,7 +273,10 @@ def _prune(
 
 
 def render(pack: ContextPack, graph: SchemaGraph) -> str:
-    lines = []
+    lines = [f"-- definition: {d}" for d in pack.definitions]
+    for mapped, values in pack.value_mappings.items():
+        meaning = ", ".join(f"{k} = {v}" for k, v in values.items())
+        lines.append(f"-- values of {mapped}: {meaning}")
     by_table: dict[str, list[ColumnChoice]] = defaultdict(list)
     for column in pack.columns:
         by_table[column.table].append(column)
@@ -245,6 +290,7 @@ def render(pack: ContextPack, graph: SchemaGraph) -> str:
             comment = f" -- {col.comment}" if col and col.comment else ""
             cols.append(f"  {column.name} {col.type if col else ''}{comment}")
         lines.append(f"CREATE TABLE {choice.name} (\n" + ",\n".join(cols) + "\n);")
+    lines.extend(f"-- example:\n{e}" for e in pack.examples)
     for path in pack.join_paths:
         for edge in path["edges"]:
             on = " AND ".join(f"{edge['left']}.{c} = {edge['right']}.{p}" for c, p in edge["on"])

@@ -1,0 +1,69 @@
+"""dbt and overlay metadata: parsed, merged, and used by the index and the context pack."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from schemawise.demo import warehouse
+from schemawise.enrich.metadata import from_dbt, from_overlay
+from schemawise.errors import SchemawiseError
+from schemawise.index.embed import get_embedder
+from schemawise.index.sources import index_source, load_graphs, load_metadata
+from schemawise.retrieve.context import build_context
+
+DEMO = Path(str(resources.files("schemawise.demo")))
+
+
+def test_dbt_project_and_overlay_parse_and_merge() -> None:
+    dbt = from_dbt(DEMO / "dbt")
+    orders = dbt.tables["orders"]
+    assert orders.certified and "purchase" in orders.synonyms
+    assert orders.columns["status"].values == {"P": "pending", "A": "paid", "S": "shipped",
+                                               "C": "cancelled"}  # fmt: skip
+    assert orders.columns["status"].accepted_values == ["P", "A", "S", "C"]
+    assert any(r.child_table == "legacy_crm_notes" and r.parent_column == "sku"
+               for r in dbt.relationships)  # fmt: skip
+    assert ("orders", "order_id") in dbt.unique
+    assert dbt.tables["mv_daily_revenue_old"].deprecated
+    overlay = from_overlay(DEMO / "schemawise.yml")
+    assert overlay.rules[0].require_table == "shop.refunds"
+    merged = dbt.merge(overlay)
+    assert merged.jargon["GMV"].startswith("gross merchandise value")
+    assert merged.definitions[0].name == "net revenue"
+
+
+def test_bad_overlay_is_refused_with_a_hint(tmp_path: Path) -> None:
+    bad = tmp_path / "schemawise.yml"
+    bad.write_text("tables:\n  shop.orders: [not, a, mapping]\n")
+    with pytest.raises(SchemawiseError) as info:
+        from_overlay(bad)
+    assert info.value.hint
+
+
+def test_metadata_reaches_the_context_pack(
+    embedded_url: str, demo_rows: warehouse.DemoRows
+) -> None:
+    index_source(
+        embedded_url, "embedded", "shopmeta", dbt=DEMO / "dbt", overlay=DEMO / "schemawise.yml"
+    )
+    with psycopg.connect(embedded_url) as conn:
+        graphs = load_graphs(conn, ["shopmeta"])
+        meta = load_metadata(conn, ["shopmeta"])
+        pack = build_context(
+            conn, "net revenue of shipped orders by status", graphs, get_embedder(),
+            sources=["shopmeta"], metadata=meta,
+        )  # fmt: skip
+        cards = [r[0] for r in conn.execute(
+            "SELECT text FROM schemawise.index_documents WHERE source = 'shopmeta' "
+            "AND kind = 'table'").fetchall()]  # fmt: skip
+    names = [t.name for t in pack.tables]
+    assert "shop.orders" in names
+    assert any(d.startswith("net revenue:") for d in pack.definitions)
+    assert pack.value_mappings.get("shop.orders.status", {}).get("S") == "shipped"
+    assert "-- values of shop.orders.status" in pack.text
+    assert any("DEPRECATED" in c for c in cards)
+    assert any("also called purchase" in c for c in cards)
