@@ -89,3 +89,25 @@ def test_budget_and_errors(embedded_url: str, shopdb: Path) -> None:
         with pytest.raises(SchemawiseError, match="No indexed source"):
             load_graphs(conn, ["nope"])
         assert any(s["source"] == "tinyshop" for s in list_sources(conn))
+
+
+def test_documents_of_another_schema_version_are_not_served(
+    embedded_url: str, shopdb: Path
+) -> None:
+    index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")
+    with psycopg.connect(embedded_url) as conn:
+        graphs = load_graphs(conn, ["tinyshop"])
+        before = build_context(
+            conn, "customers and their orders", graphs, get_embedder(), sources=["tinyshop"]
+        )
+        assert before.tables
+        # A sync that stopped half-way: the registered version moved, the documents did not.
+        conn.execute(
+            "UPDATE schemawise.index_sources SET version = 'newer' WHERE source = 'tinyshop'"
+        )
+        conn.commit()
+        after = build_context(
+            conn, "customers and their orders", graphs, get_embedder(), sources=["tinyshop"]
+        )
+        assert after.tables == []
+    index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")  # a full sync serves again

@@ -69,7 +69,7 @@ def drain(url: str, worker: Worker | None = None) -> Worker:
     worker = worker or Worker(url, FAST)
     with psycopg.connect(url) as conn:
         worker.reconcile(conn)
-        for _ in range(200):
+        for _ in range(400):
             worker.drain(conn)
             left = conn.execute(
                 "SELECT count(*) FROM schemawise.rows_outbox WHERE parked_at IS NULL"
@@ -101,7 +101,7 @@ class FlakyEmbedder:
         if self.error == "timeout":
             raise EmbeddingError("The embeddings endpoint timed out.")
         if self.error == "429":
-            raise EmbeddingError("The embeddings endpoint answered 429.", retry_after=0.05)
+            raise EmbeddingError("The embeddings endpoint answered 429.", retry_after=1.5)
         from schemawise.index.embed import validate_vectors
 
         if self.error == "count":
@@ -173,8 +173,8 @@ def test_provider_failures_are_retried_and_nothing_bad_is_written(rows_db: str, 
             "WHERE attempts > 0"
         ).fetchone()
         assert retry is not None and retry[0] is not None
-        if error == "429":  # Retry-After is honoured
-            assert retry[0].total_seconds() > 0.0
+        if error == "429":  # Retry-After is honoured (1.5 s, far above the backoff here)
+            assert retry[0].total_seconds() > 1.0
     drain(rows_db, worker)
     assert worker.stats.failures >= 1 and worker.stats.parked == 0
     verify_current(rows_db)

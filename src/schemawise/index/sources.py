@@ -84,7 +84,7 @@ def index_source(
         previous = conn.execute(
             "SELECT version FROM schemawise.index_sources WHERE source = %s", (name,)
         ).fetchone()
-        counts = store.replace_source(conn, name, docs, embedder)
+        counts = store.replace_source(conn, name, docs, embedder, graph.version)
         conn.execute(
             "INSERT INTO schemawise.index_sources (source, url, version, graph, documents, "
             "metadata) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (source) DO UPDATE SET "

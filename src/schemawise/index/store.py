@@ -34,21 +34,28 @@ CREATE INDEX IF NOT EXISTS index_documents_hnsw ON schemawise.index_documents
     USING hnsw (embedding vector_cosine_ops);
 CREATE INDEX IF NOT EXISTS index_documents_gin ON schemawise.index_documents USING gin (tsv);
 CREATE INDEX IF NOT EXISTS index_documents_source ON schemawise.index_documents (source, kind);
+ALTER TABLE schemawise.index_documents ADD COLUMN IF NOT EXISTS schema_version text;
 """
 
 SEARCH_SQL = """
 WITH q AS (
     SELECT nullif(%(lexemes)s, '')::tsquery AS query
+), current_versions AS (
+    SELECT * FROM unnest(%(versioned)s::text[], %(versions)s::text[]) AS v(source, version)
 ), dense AS (
     SELECT id, row_number() OVER (ORDER BY distance) AS rank FROM (
-        SELECT id, embedding <=> %(vector)s AS distance FROM schemawise.index_documents
+        SELECT id, embedding <=> %(vector)s AS distance FROM schemawise.index_documents x
         WHERE kind = ANY(%(kinds)s) AND (%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))
+          AND (NOT x.source = ANY(%(versioned)s) OR EXISTS (SELECT 1 FROM current_versions c
+               WHERE c.source = x.source AND c.version = x.schema_version))
         ORDER BY embedding <=> %(vector)s LIMIT %(n)s) d
 ), lexical AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
-        SELECT id, ts_rank_cd(tsv, q.query) AS score FROM schemawise.index_documents, q
+        SELECT id, ts_rank_cd(tsv, q.query) AS score FROM schemawise.index_documents x, q
         WHERE q.query IS NOT NULL AND tsv @@ q.query AND kind = ANY(%(kinds)s)
           AND (%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))
+          AND (NOT x.source = ANY(%(versioned)s) OR EXISTS (SELECT 1 FROM current_versions c
+               WHERE c.source = x.source AND c.version = x.schema_version))
         ORDER BY score DESC LIMIT %(n)s) l
 )
 SELECT d.id, d.source, d.kind, d.table_name, d.column_name,
@@ -84,9 +91,14 @@ class WriteCounts:
 
 
 def replace_source(
-    conn: psycopg.Connection[Any], source: str, docs: Sequence[Document], embedder: Embedder
+    conn: psycopg.Connection[Any],
+    source: str,
+    docs: Sequence[Document],
+    embedder: Embedder,
+    version: str | None = None,
 ) -> WriteCounts:
-    """Write a source's documents, embedding only those whose text changed (by fingerprint)."""
+    """Write a source's documents, embedding only those whose text changed (by fingerprint),
+    and stamp them all with the schema version they describe."""
     register_vector(conn)
     existing = dict(
         conn.execute(
@@ -125,8 +137,21 @@ def replace_source(
                     for d, v in zip(batch, vectors, strict=True)
                 ],
             )
+    conn.execute(
+        "UPDATE schemawise.index_documents SET schema_version = %s WHERE source = %s",
+        (version, source),
+    )
     conn.commit()
     return WriteCounts(len(changed), len(removed), len(docs) - len(changed))
+
+
+def current_versions(conn: psycopg.Connection[Any]) -> dict[str, str]:
+    """The schema version each registered source is at; documents stamped with any other
+    version (a sync that stopped half-way) are not served."""
+    exists = conn.execute("SELECT to_regclass('schemawise.index_sources') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return {}
+    return dict(conn.execute("SELECT source, version FROM schemawise.index_sources").fetchall())
 
 
 # A word found in more than this share of a catalog's documents tells nothing apart (like
@@ -188,6 +213,7 @@ def search(
 ) -> list[Hit]:
     register_vector(conn)
     lexemes = selective_lexemes(conn, text, sources)
+    versions = current_versions(conn)
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.ef_search = 200")
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -195,6 +221,8 @@ def search(
             SEARCH_SQL,
             {
                 "lexemes": lexemes,
+                "versioned": list(versions),
+                "versions": list(versions.values()),
                 "vector": np.asarray(vector, dtype=np.float32),
                 "kinds": list(kinds),
                 "sources": list(sources) if sources else None,

@@ -98,6 +98,9 @@ def build_context(
         conn, text, vector, kinds=("table", "column", "source"), sources=sources,
         n=settings.candidates,
     )  # fmt: skip
+    # Only sources whose graph is at hand can be connected and pruned (the index may also hold
+    # documents of other runs, such as benchmark catalogs).
+    hits = [h for h in hits if h.source in graphs]
     asked = question_words(text)
     # Per (source, table): its card's score plus a share of its best columns' scores.
     scores: dict[tuple[str, str], float] = defaultdict(float)
@@ -143,6 +146,8 @@ def build_context(
     by_source: dict[str, list[float]] = defaultdict(list)
     for hit in hits:
         by_source[hit.source].append(hit.score)
+    if not by_source:  # nothing current matched: an empty pack, not a guess
+        return ContextPack(question=question)
     source = max(by_source, key=lambda s: sum(sorted(by_source[s], reverse=True)[:TOP_HITS]))
     graph = graphs[source]
     ranked = sorted(
