@@ -84,6 +84,13 @@ def progress(enabled: bool) -> Iterator[Callable[[str], None]]:
         yield lambda message: status.update(message)
 
 
+def _print_benchmark(compute: Callable[[Callable[[str], None]], dict[str, Any]]) -> None:
+    """Run a benchmark with a status line on stderr and print its one JSON document."""
+    with progress(True) as say:
+        report = compute(say)
+    print(json.dumps(report, indent=2, default=str))
+
+
 def _load_graph(
     url: str,
     query_log: Path | None,
@@ -532,11 +539,11 @@ def bench_fk_recovery(
 
     if not folder.exists():
         raise SchemawiseError(f"No such folder: {folder}", "e.g. ../shared/bench/spider/database")
-    with progress(True) as say:
-        report = fk_recovery.run(
+    _print_benchmark(
+        lambda say: fk_recovery.run(
             folder, data_checks=not no_data_checks, keep_keys=not strip_keys, progress=say
         )
-    print(json.dumps(report, indent=2))
+    )
 
 
 rows_app = typer.Typer(
@@ -797,9 +804,9 @@ def bench_validate(
 
     if dataset not in ("spider", "bird"):
         raise SchemawiseError(f"Unknown dataset {dataset!r}.", "Use --dataset spider or bird.")
-    with progress(True) as say:
-        report = validate.run(dataset, data, limit=limit, progress=say)  # type: ignore[arg-type]
-    print(json.dumps(report, indent=2))
+    _print_benchmark(
+        lambda say: validate.run(dataset, data, limit=limit, progress=say)  # type: ignore[arg-type]
+    )
 
 
 @bench_app.command("rows")
@@ -813,9 +820,7 @@ def bench_rows(
     """Row search on the recruiting demo: completeness, quality, empty answers, freshness."""
     from schemawise.bench import rows
 
-    with progress(True) as say:
-        report = rows.run(rebuild=rebuild, progress=say)
-    print(json.dumps(report, indent=2, default=str))
+    _print_benchmark(lambda say: rows.run(rebuild=rebuild, progress=say))
 
 
 @bench_app.command("linking")
@@ -839,8 +844,8 @@ def bench_linking(
         raise SchemawiseError(
             f"Unknown dataset {dataset!r}.", "Use --dataset spider or bird (spider2: not yet)."
         )
-    with progress(True) as say:
-        report = linking.run(
+    _print_benchmark(
+        lambda say: linking.run(
             dataset,  # type: ignore[arg-type]
             data,
             union=union,
@@ -848,7 +853,7 @@ def bench_linking(
             baselines=not no_baselines,
             progress=say,
         )
-    print(json.dumps(report, indent=2))
+    )
 
 
 @bench_app.command("context-speed")
@@ -862,9 +867,7 @@ def bench_context_speed(
     """Indexing throughput and `context` latency (p50/p95) on a synthetic catalog."""
     from schemawise.bench import context_speed
 
-    with progress(True) as say:
-        report = context_speed.run(tables, progress=say)
-    print(json.dumps(report, indent=2))
+    _print_benchmark(lambda say: context_speed.run(tables, progress=say))
 
 
 @bench_app.command("extract")
@@ -887,9 +890,7 @@ def bench_extract(
         raise SchemawiseError(
             f"--tables takes numbers: {tables!r}", "e.g. --tables 500,1000,2000"
         ) from None
-    with progress(True) as say:
-        report = extract_scale.run(sizes, url=url, progress=say)
-    print(json.dumps(report, indent=2))
+    _print_benchmark(lambda say: extract_scale.run(sizes, url=url, progress=say))
 
 
 @app.callback(invoke_without_command=True)
