@@ -826,7 +826,7 @@ def bench_rows(
 @bench_app.command("linking")
 @handle_errors
 def bench_linking(
-    dataset: Annotated[str, typer.Option("--dataset", help="spider or bird.")],
+    dataset: Annotated[str, typer.Option("--dataset", help="spider, bird or spider2.")],
     data: Annotated[Path, typer.Option("--data", help="The dataset folder.")],
     union: Annotated[
         bool, typer.Option("--union", help="Pool every database; no hint which one is asked.")
@@ -840,9 +840,9 @@ def bench_linking(
     """Schema linking: strict table and column recall of the context pack, and its size."""
     from schemawise.bench import linking
 
-    if dataset not in ("spider", "bird"):
+    if dataset not in ("spider", "bird", "spider2"):
         raise SchemawiseError(
-            f"Unknown dataset {dataset!r}.", "Use --dataset spider or bird (spider2: not yet)."
+            f"Unknown dataset {dataset!r}.", "Use --dataset spider, bird or spider2."
         )
     _print_benchmark(
         lambda say: linking.run(

@@ -1,6 +1,7 @@
-"""`bench linking`: schema linking on Spider and BIRD dev — does the context pack hold every
-gold table and column, and how small is it — beside the usual tools' approach (one DDL
-document per table, top-k by BM25, dense, and fused), on the same index in the same run."""
+"""`bench linking`: schema linking on Spider dev, BIRD dev and Spider 2.0-lite — does the
+context pack hold every gold table and column, and how small is it — beside the usual tools'
+approach (one DDL document per listed table, top-k by BM25, dense, and fused), on the same
+index in the same run."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import hashlib
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import psycopg
@@ -23,9 +25,11 @@ from schemawise.bench.timing import percentiles
 from schemawise.db.embedded import ensure_started
 from schemawise.db.sqlite import SQLiteSource
 from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
+from schemawise.eval import spider2
 from schemawise.eval.datasets import Dataset, Example, database_path, load_examples
 from schemawise.graph.extract import ExtractOptions, extract_graph
-from schemawise.graph.model import SchemaGraph
+from schemawise.graph.families import collapsed
+from schemawise.graph.model import SchemaGraph, Table
 from schemawise.index import store
 from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
@@ -33,6 +37,7 @@ from schemawise.retrieve.context import build_context
 from schemawise.validate.resolve import find_table, resolve
 
 KS = (1, 3, 5, 10)
+BenchDataset = Literal["spider", "bird", "spider2"]
 
 
 def gold_links(sql: str, graph: SchemaGraph) -> tuple[set[str], set[tuple[str, str]]] | None:
@@ -61,9 +66,26 @@ def gold_links(sql: str, graph: SchemaGraph) -> tuple[set[str], set[tuple[str, s
     return tables, columns
 
 
-def ddl_document(source: str, graph: SchemaGraph, table_name: str) -> Document:
-    table = graph.table(table_name)
-    assert table is not None
+@dataclass
+class BenchDatabase:
+    graph: SchemaGraph
+    descriptions: dict[str, str] = field(default_factory=dict)
+    about: dict[str, str] = field(default_factory=dict)
+    samples: dict[str, list[str]] = field(default_factory=dict)
+    # The tables as listed (before sharded families collapse): what the baselines index.
+    listed: list[Table] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Case:
+    db_id: str
+    question: str
+    evidence: str
+    gold_tables: frozenset[str]  # lower case
+    gold_columns: frozenset[tuple[str, str]] | None  # None: the dataset gives no columns
+
+
+def ddl_document(source: str, table: Table) -> Document:
     cols = ", ".join(f"{c.name} {c.type}" for c in table.columns)
     text = f"CREATE TABLE {table.name} ({cols})"
     lexical = f"{words(table.name)} {' '.join(words(c.name) for c in table.columns)}"
@@ -74,8 +96,68 @@ def ddl_document(source: str, graph: SchemaGraph, table_name: str) -> Document:
     )  # fmt: skip
 
 
+def _spider_or_bird(
+    dataset: Dataset, data: Path, limit: int | None
+) -> tuple[dict[str, BenchDatabase], list[Case], int]:
+    examples: list[Example] = load_examples(dataset, data)[:limit]
+    databases: dict[str, BenchDatabase] = {}
+    tables_file = data / ("tables.json" if dataset == "spider" else "dev_tables.json")
+    for db_id in sorted({e.db_id for e in examples}):
+        path = database_path(dataset, data, db_id)
+        with SQLiteSource(str(path)) as source:
+            graph = extract_graph(source, ExtractOptions(budget_seconds=20))
+        # The readable column names the dataset ships, and BIRD's description CSVs when
+        # present: the data dictionary a team would give the index.
+        descriptions = from_tables_json(tables_file, db_id) if tables_file.is_file() else {}
+        descriptions.update(from_description_csvs(path.parent / "database_description"))
+        databases[db_id] = BenchDatabase(graph, descriptions, listed=graph.tables)
+    cases, skipped = [], 0
+    for example in examples:
+        gold = gold_links(example.sql, databases[example.db_id].graph)
+        if gold is None or not gold[0]:
+            skipped += 1
+            continue
+        cases.append(
+            Case(example.db_id, example.question, example.evidence,
+                 frozenset(gold[0]), frozenset(gold[1]))
+        )  # fmt: skip
+    return databases, cases, skipped
+
+
+# External knowledge documents run to thousands of words; the start says what they are about.
+KNOWLEDGE_CHARS = 1500
+
+
+def _spider2(data: Path, limit: int | None) -> tuple[dict[str, BenchDatabase], list[Case], int]:
+    questions = spider2.load_questions(data)[:limit]
+    raw = spider2.load_databases(data, {q.db_id for q in questions})
+    databases = {
+        db_id: BenchDatabase(d.graph, d.descriptions, d.about, d.samples, d.tables)
+        for db_id, d in raw.items()
+    }
+    cases, skipped = [], 0
+    for q in questions:
+        if q.db_id not in databases:
+            skipped += 1
+            continue
+        cases.append(
+            Case(q.db_id, q.question, q.knowledge[:KNOWLEDGE_CHARS],
+                 frozenset(t.lower() for t in q.gold_tables), None)
+        )  # fmt: skip
+    return databases, cases, skipped
+
+
+def _entry_of(graph: SchemaGraph) -> dict[str, str]:
+    """Every listed table (lower case) → the entry retrieval sees: itself, or its family."""
+    entries: dict[str, str] = {}
+    for table in collapsed(graph).tables:
+        for name in table.shards or [table.name]:
+            entries[name.lower()] = table.name.lower()
+    return entries
+
+
 def run(
-    dataset: Dataset,
+    dataset: BenchDataset,
     data: Path,
     *,
     union: bool = False,
@@ -84,14 +166,14 @@ def run(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
-    examples: list[Example] = load_examples(dataset, data)[:limit]
     embedder = get_embedder()
     url = ensure_started()
-    graphs: dict[str, SchemaGraph] = {}
-    say("extracting graphs")
-    for db_id in sorted({e.db_id for e in examples}):
-        with SQLiteSource(str(database_path(dataset, data, db_id))) as source:
-            graphs[db_id] = extract_graph(source, ExtractOptions(budget_seconds=20))
+    say("reading databases")
+    if dataset == "spider2":
+        databases, cases, skipped = _spider2(data, limit)
+    else:
+        databases, cases, skipped = _spider_or_bird(dataset, data, limit)
+    graphs = {db_id: d.graph for db_id, d in databases.items()}
     started = time.perf_counter()
     with psycopg.connect(url) as conn:
         store.ensure_schema(conn, embedder.dim)
@@ -101,68 +183,59 @@ def run(
         conn.commit()
         say("indexing")
         indexed = 0
-        tables_file = data / ("tables.json" if dataset == "spider" else "dev_tables.json")
-        for db_id, graph in graphs.items():
+        for db_id, database in databases.items():
             name = f"{dataset}/{db_id}"
-            # The readable column names the dataset ships, and BIRD's description CSVs when
-            # present: the data dictionary a team would give the index.
-            descriptions = from_tables_json(tables_file, db_id) if tables_file.is_file() else {}
-            descriptions.update(
-                from_description_csvs(
-                    database_path(dataset, data, db_id).parent / "database_description"
-                )
+            docs = documents(
+                name, database.graph, database.descriptions, database.about, database.samples
             )
-            docs = documents(name, graph, descriptions)
-            docs += [ddl_document(name, graph, t.name) for t in graph.tables]
+            if baselines:
+                docs += [ddl_document(name, t) for t in database.listed]
             indexed += store.replace_source(conn, name, docs, embedder).embedded
         index_seconds = time.perf_counter() - started
         register_vector(conn)
         pooled = [f"{dataset}/{db_id}" for db_id in graphs]
+        named = {f"{dataset}/{k}": v for k, v in graphs.items()}
+        entries = {db_id: _entry_of(graph) for db_id, graph in graphs.items()}
         rows: list[dict[str, Any]] = []
         baseline_hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         latencies: list[float] = []
-        skipped = 0
-        for number, example in enumerate(examples):
+        for number, case in enumerate(cases):
             if number % 200 == 0:
-                say(f"question {number}/{len(examples)}")
-            graph = graphs[example.db_id]
-            gold = gold_links(example.sql, graph)
-            if gold is None or not gold[0]:
-                skipped += 1
-                continue
-            gold_tables, gold_columns = gold
+                say(f"question {number}/{len(cases)}")
+            graph = collapsed(graphs[case.db_id])
             # Pooled: every database of the dataset, and no hint which one the question is about.
-            sources = pooled if union else [f"{dataset}/{example.db_id}"]
-            named = {f"{dataset}/{k}": v for k, v in graphs.items()}
+            sources = pooled if union else [f"{dataset}/{case.db_id}"]
             began = time.perf_counter()
             pack = build_context(
-                conn, example.question, named, embedder, evidence=example.evidence, sources=sources
+                conn, case.question, named, embedder, evidence=case.evidence, sources=sources
             )
             latencies.append(time.perf_counter() - began)
-            right_db = pack.source == f"{dataset}/{example.db_id}"
+            right_db = pack.source == f"{dataset}/{case.db_id}"
+            gold_entries = {entries[case.db_id].get(t, t) for t in case.gold_tables}
             kept = {t.name.lower() for t in pack.tables} if right_db else set()
             kept_cols = (
                 {(c.table.lower(), c.name.lower()) for c in pack.columns} if right_db else set()
             )
             total_cols = sum(len(t.columns) for t in graph.tables)
-            rows.append(
-                {
-                    "strict_table": gold_tables <= kept,
-                    "table_recall": len(gold_tables & kept) / len(gold_tables),
-                    "strict_column": gold_columns <= kept_cols,
-                    "column_recall": len(gold_columns & kept_cols) / len(gold_columns)
-                    if gold_columns
-                    else 1.0,
-                    "tables_kept": len(pack.tables),
-                    "table_share": len(pack.tables) / max(1, len(graph.tables)),
-                    "columns_kept": len(pack.columns),
-                    "column_share": len(pack.columns) / max(1, total_cols),
-                    "tokens": pack.tokens,
-                    "right_database": right_db,
-                }
-            )
+            row: dict[str, Any] = {
+                "strict_table": gold_entries <= kept,
+                "table_recall": len(gold_entries & kept) / len(gold_entries),
+                "tables_kept": len(pack.tables),
+                "table_share": len(pack.tables) / max(1, len(graph.tables)),
+                "columns_kept": len(pack.columns),
+                "column_share": len(pack.columns) / max(1, total_cols),
+                "tokens": pack.tokens,
+                "right_database": right_db,
+            }
+            if case.gold_columns is not None:
+                gold_columns = {(entries[case.db_id].get(t, t), c) for t, c in case.gold_columns}
+                row["strict_column"] = gold_columns <= kept_cols
+                row["column_recall"] = (
+                    len(gold_columns & kept_cols) / len(gold_columns) if gold_columns else 1.0
+                )
+            rows.append(row)
             if baselines:
-                text = f"{example.question} {example.evidence}".strip()
+                text = f"{case.question} {case.evidence}".strip()
                 vector = embedder.embed([text])[0]
                 for mode, weights in (
                     ("bm25", (0.0, 1.0)),
@@ -174,15 +247,17 @@ def run(
                         dense_weight=weights[0], lexical_weight=weights[1],
                     )  # fmt: skip
                     ranked = [h.table.lower() for h in hits if h.score > 0]
-                    right = [h.source == f"{dataset}/{example.db_id}" for h in hits if h.score > 0]
+                    right = [h.source == f"{dataset}/{case.db_id}" for h in hits if h.score > 0]
                     for k in (*KS, "schemawise_k"):
                         size = k if isinstance(k, int) else max(1, len(pack.tables))
                         top = {t for t, ok in zip(ranked[:size], right[:size], strict=True) if ok}
-                        baseline_hits[mode][k].append(float(gold_tables <= top))  # type: ignore[index]
+                        hit = case.gold_tables <= top
+                        baseline_hits[mode][k].append(float(hit))  # type: ignore[index]
     n = len(rows)
 
-    def mean(key: str) -> float:
-        return round(float(np.mean([r[key] for r in rows])), 4) if rows else 0.0
+    def mean(key: str) -> float | None:
+        values = [r[key] for r in rows if key in r]
+        return round(float(np.mean(values)), 4) if values else None
 
     report: dict[str, Any] = {
         "benchmark": "linking",
@@ -191,6 +266,8 @@ def run(
         "questions": n,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),
+        "tables_listed": sum(len(d.listed) for d in databases.values()),
+        "entries_after_collapsing_shards": sum(len(collapsed(g).tables) for g in graphs.values()),
         "documents_indexed": indexed,
         "indexing_seconds": round(index_seconds, 2),
         "schemawise": {
@@ -204,6 +281,11 @@ def run(
             "column_share_mean": mean("column_share"),
             "tokens_mean": mean("tokens"),
             "tokens_p95": float(np.percentile([r["tokens"] for r in rows], 95)) if rows else 0.0,
+            "share_within_8000_tokens": round(
+                float(np.mean([r["tokens"] <= 8000 for r in rows])), 4
+            )
+            if rows
+            else None,
             "right_database": mean("right_database"),
             "latency_seconds": percentiles(latencies),
         },

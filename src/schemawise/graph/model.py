@@ -42,6 +42,8 @@ class Table(BaseModel):
     comment: str | None = None
     # Base tables a view or materialized view reads, parsed from its definition.
     reads: list[str] = Field(default_factory=list)
+    # For one entry standing for a sharded family (`events_*`): its member tables, oldest first.
+    shards: list[str] = Field(default_factory=list)
 
     def column(self, name: str) -> Column | None:
         lowered = name.lower()

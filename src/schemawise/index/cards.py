@@ -7,6 +7,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
+from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph, Table
 from schemawise.graph.naming import split_identifier
 
@@ -24,6 +25,11 @@ class Document:
     lexical: str  # what full-text search sees: identifiers split into words
     fingerprint: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+
+
+# Sample values shown per column document: enough to recognise a value, few enough to keep
+# the document about the column.
+SAMPLES_SHOWN = 3
 
 
 def words(identifier: str) -> str:
@@ -56,6 +62,9 @@ def table_card(
             label += f" ({described})"
         columns.append(label)
     head = f"{words(bare)} table"
+    if table.shards:
+        first, last = (t.rsplit(".", 1)[-1] for t in (table.shards[0], table.shards[-1]))
+        head += f" ({len(table.shards)} sharded tables, {first} to {last})"
     extra = (about or {}).get(table.name.lower())
     if table.comment or extra:
         head += ": " + " ".join(p for p in (table.comment, extra) if p)
@@ -70,14 +79,24 @@ def table_card(
 
 
 def column_document(
-    source: str, table: Table, column_name: str, type_name: str, description: str | None
+    source: str,
+    table: Table,
+    column_name: str,
+    type_name: str,
+    description: str | None,
+    samples: list[str] | None = None,
 ) -> Document:
     bare = table.name.rsplit(".", 1)[-1]
     text = f"{words(column_name)} of {words(bare)}"
     if description and description.lower() != words(column_name):
         text += f": {description}"
     text += f" ({type_name or 'value'})"
-    lexical = f"{words(column_name)} {column_name} {description or ''} {words(bare)}"
+    # A few sample values let a question that names a value ("Organic Search") find the
+    # column that holds it.
+    shown = ", ".join(samples[:SAMPLES_SHOWN]) if samples else ""
+    if shown:
+        text += f" e.g. {shown}"
+    lexical = f"{words(column_name)} {column_name} {description or ''} {words(bare)} {shown}"
     return Document(
         id=f"{source}:column:{table.name}.{column_name}", source=source, kind="column",
         table=table.name, column=column_name, text=text, lexical=lexical,
@@ -101,10 +120,14 @@ def documents(
     graph: SchemaGraph,
     descriptions: dict[str, str] | None = None,
     about: dict[str, str] | None = None,
+    samples: dict[str, list[str]] | None = None,
 ) -> list[Document]:
     """Every document of one source; `descriptions` maps `table.column` (lower case) to text,
-    `about` maps a table (lower case) to its description, synonyms and status."""
+    `about` maps a table (lower case) to its description, synonyms and status, `samples` maps
+    `table.column` to a few of its values. A sharded family is one card."""
     descriptions = descriptions or {}
+    samples = samples or {}
+    graph = collapsed(graph)
     docs: list[Document] = [source_card(source, graph)]
     for table in graph.tables:
         docs.append(table_card(source, table, graph, descriptions, about))
@@ -116,6 +139,16 @@ def documents(
                     column.name,
                     column.type,
                     descriptions.get(f"{table.name}.{column.name}".lower()) or column.comment,
+                    _samples_of(samples, table, column.name),
                 )
             )
     return docs
+
+
+def _samples_of(samples: dict[str, list[str]], table: Table, column: str) -> list[str] | None:
+    """A column's sample values; for a family, those of its shards."""
+    for name in [table.name, *reversed(table.shards)]:
+        found = samples.get(f"{name}.{column}".lower())
+        if found:
+            return found
+    return None

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from schemawise.enrich.metadata import Metadata
 from schemawise.errors import NoJoinPathError
+from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
 from schemawise.graph.naming import singular, split_identifier
 from schemawise.graph.paths import connecting_tree
@@ -92,6 +93,8 @@ def build_context(
     metadata: dict[str, Metadata] | None = None,
 ) -> ContextPack:
     settings = settings or ContextSettings()
+    # Retrieval sees one entry per sharded family, as the index does.
+    graphs = {name: collapsed(graph) for name, graph in graphs.items()}
     text = f"{question} {evidence}".strip()
     vector = embedder.embed([text])[0]
     hits = store.search(
@@ -164,8 +167,7 @@ def build_context(
             tables = list(dict.fromkeys([*chosen, *tree.tables]))
             paths.append(tree.model_dump())
         except NoJoinPathError:
-            # A table nothing joins to the best one is dropped, not kept silently.
-            tables = [t for t in chosen if t == chosen[0] or _joinable(graph, chosen[0], t)]
+            tables, paths = _joinable_part(graph, chosen, reasons, source)
     score_of = dict(ranked)
     for name in tables:
         why = reasons.get((source, name), []) or ["joins the chosen tables"]
@@ -242,6 +244,31 @@ def _joinable(graph: SchemaGraph, first: str, second: str) -> bool:
         return False
 
 
+def _joinable_part(
+    graph: SchemaGraph,
+    chosen: list[str],
+    reasons: dict[tuple[str, str], list[str]],
+    source: str,
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """When the chosen tables do not all connect: a table the graph joins to other tables, but
+    not to the best one, is about something else and is dropped; a table with no known joins
+    at all (a catalog without keys) is kept and flagged, since absence of evidence is not
+    evidence of unrelatedness."""
+    linked = {e.child_table for e in graph.edges} | {e.parent_table for e in graph.edges}
+    kept = [chosen[0]]
+    for name in chosen[1:]:
+        if _joinable(graph, chosen[0], name):
+            kept.append(name)
+        elif name not in linked or chosen[0] not in linked:
+            kept.append(name)
+            reasons[(source, name)].append(f"no known join path to {chosen[0]}")
+    joined = [t for t in kept if t == kept[0] or _joinable(graph, kept[0], t)]
+    if len(joined) > 1:
+        tree = connecting_tree(graph, joined)
+        return list(dict.fromkeys([*kept, *tree.tables])), [tree.model_dump()]
+    return kept, []
+
+
 def _prune(
     graph: SchemaGraph,
     tables: list[str],
@@ -294,6 +321,11 @@ def render(pack: ContextPack, graph: SchemaGraph) -> str:
             col = table.column(column.name)
             comment = f" -- {col.comment}" if col and col.comment else ""
             cols.append(f"  {column.name} {col.type if col else ''}{comment}")
+        if table.shards:
+            lines.append(
+                f"-- {choice.name} stands for {len(table.shards)} sharded tables, "
+                f"{table.shards[0]} … {table.shards[-1]}"
+            )
         lines.append(f"CREATE TABLE {choice.name} (\n" + ",\n".join(cols) + "\n);")
     lines.extend(f"-- example:\n{e}" for e in pack.examples)
     for path in pack.join_paths:

@@ -1,0 +1,128 @@
+"""Sharded families: tables that differ only by the digits in their name (`ga_sessions_20170701`,
+`storms_1999`, `cbsa_2018_1yr`) and share their columns are one thing to a reader. Retrieval
+sees one entry per family (`ga_sessions_*`), so that 366 daily shards do not crowd out every
+other table, nor cost 366 cards in a prompt."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from schemawise.graph.model import Column, Edge, SchemaGraph, Table
+
+_DIGITS = re.compile(r"\d+")
+
+# Shards share most of their columns; tables with digits in their names that do not are
+# different things (`address1` vs `address2` would, `q1_sales` vs `q1_staff` would not).
+MIN_COLUMN_OVERLAP = 0.6
+MIN_MEMBERS = 2
+
+
+def family_pattern(name: str) -> str:
+    """`ds.ga_sessions_20170701` → `ds.ga_sessions_*`: digit runs of the last part become `*`."""
+    head, _, last = name.rpartition(".")
+    pattern = _DIGITS.sub("*", last)
+    return f"{head}.{pattern}" if head else pattern
+
+
+def _overlap(a: Table, b: Table) -> float:
+    left = {c.name.lower() for c in a.columns}
+    right = {c.name.lower() for c in b.columns}
+    if not left and not right:
+        return 1.0
+    return len(left & right) / len(left | right)
+
+
+def group_families(tables: list[Table]) -> list[list[Table]]:
+    """Tables grouped into families (a table alone is a group of one), in first-seen order."""
+    by_pattern: dict[str, list[Table]] = defaultdict(list)
+    for table in tables:
+        if _DIGITS.search(table.name.rpartition(".")[2]):
+            by_pattern[family_pattern(table.name)].append(table)
+    groups: dict[str, list[Table]] = {}
+    member_of: dict[str, str] = {}
+    for pattern, members in by_pattern.items():
+        if len(members) < MIN_MEMBERS or any(m.kind != members[0].kind for m in members):
+            continue
+        # The newest shard (last by name: dates and years sort) sets the family's columns.
+        members = sorted(members, key=lambda t: t.name)
+        newest = members[-1]
+        kept = [m for m in members if _overlap(m, newest) >= MIN_COLUMN_OVERLAP]
+        if len(kept) >= MIN_MEMBERS:
+            groups[pattern] = kept
+            member_of.update({m.name: pattern for m in kept})
+    out: list[list[Table]] = []
+    emitted: set[str] = set()
+    for table in tables:
+        family = member_of.get(table.name)
+        if family is None:
+            out.append([table])
+        elif family not in emitted:
+            emitted.add(family)
+            out.append(groups[family])
+    return out
+
+
+def family_table(members: list[Table]) -> Table:
+    """One entry for a family: the newest shard's columns, then any column only older shards
+    have (schemas grow over time; a question may be about an old column)."""
+    newest = members[-1]
+    columns: list[Column] = list(newest.columns)
+    seen = {c.name.lower() for c in columns}
+    for member in reversed(members[:-1]):
+        for column in member.columns:
+            if column.name.lower() not in seen:
+                seen.add(column.name.lower())
+                columns.append(column)
+    rows = [m.row_count for m in members if m.row_count is not None]
+    return newest.model_copy(
+        update={
+            "name": family_pattern(newest.name),
+            "columns": columns,
+            "row_count": sum(rows) if rows else None,
+            "shards": [m.name for m in members],
+        }
+    )
+
+
+def collapse(graph: SchemaGraph) -> SchemaGraph:
+    """The graph with each sharded family as one table; edges of members move to the family.
+    Returns the graph itself when nothing collapses."""
+    groups = group_families(graph.tables)
+    if all(len(g) == 1 for g in groups):
+        return graph
+    rename: dict[str, str] = {}
+    tables: list[Table] = []
+    for group in groups:
+        if len(group) == 1:
+            tables.append(group[0])
+            continue
+        family = family_table(group)
+        tables.append(family)
+        rename.update({m.name: family.name for m in group})
+    edges: list[Edge] = []
+    seen: set[tuple[object, ...]] = set()
+    for edge in graph.edges:
+        moved = edge.model_copy(
+            update={
+                "child_table": rename.get(edge.child_table, edge.child_table),
+                "parent_table": rename.get(edge.parent_table, edge.parent_table),
+                "via": rename.get(edge.via, edge.via) if edge.via else None,
+            }
+        )
+        if moved.child_table == moved.parent_table and edge.child_table != edge.parent_table:
+            continue  # a join between two shards of one family says nothing to a reader
+        if moved.key() in seen:
+            continue
+        seen.add(moved.key())
+        edges.append(moved)
+    # A new graph, not a copy: a copy would share the original's private caches.
+    return SchemaGraph(
+        source=graph.source, dialect=graph.dialect, tables=tables, edges=edges,
+        version=graph.version, partial=graph.partial, problems=graph.problems,
+    )  # fmt: skip
+
+
+def collapsed(graph: SchemaGraph) -> SchemaGraph:
+    """`collapse`, computed once per graph."""
+    return graph.cached("families", collapse)
