@@ -21,7 +21,14 @@ from schemawise.graph.infer import (
 )
 from schemawise.graph.lineage import resolve_reads
 from schemawise.graph.model import Edge, Evidence, Problem, SchemaGraph
-from schemawise.graph.naming import KEY_WORDS, split_identifier, types_compatible
+from schemawise.graph.naming import (
+    KEY_WORDS,
+    ends_with,
+    entity_words,
+    singular,
+    split_identifier,
+    types_compatible,
+)
 
 # Inclusion at or above this confirms a candidate; below REJECT it is dropped.
 CONFIRM_INCLUSION = 0.95
@@ -137,7 +144,7 @@ def _measured_keys(graph: SchemaGraph, checker: DataChecker | None) -> set[tuple
     """Key-like columns of tables that declare no key, unique on the data: possible parents."""
     found: set[tuple[str, str]] = set()
     if checker is None:
-        return found
+        return presumed_keys(graph)
     for table in graph.tables:
         if table.kind != "table" or table.primary_key or table.unique:
             continue
@@ -149,6 +156,26 @@ def _measured_keys(graph: SchemaGraph, checker: DataChecker | None) -> set[tuple
                 and checker.uniqueness(table.name, [column.name]).unique
             ):
                 found.add((table.name, column.name))
+    return found
+
+
+def presumed_keys(graph: SchemaGraph) -> set[tuple[str, str]]:
+    """Without data to measure (a catalog known only by its schema, as warehouses that do not
+    enforce keys often are): a table's key is presumed to be its `id` column, or the key-like
+    column named after the table (`orders.order_id`), when it declares none."""
+    found: set[tuple[str, str]] = set()
+    for table in graph.tables:
+        if table.kind != "table" or table.primary_key or table.unique:
+            continue
+        entity = entity_words(table.name.rsplit(".", 1)[-1])
+        for column in table.columns:
+            words = tuple(singular(w) for w in split_identifier(column.name))
+            if not words or words[-1] not in KEY_WORDS:
+                continue
+            stem = words[:-1]
+            if not stem or (entity and ends_with(entity, stem) > 0):
+                found.add((table.name, column.name))
+                break
     return found
 
 

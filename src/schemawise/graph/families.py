@@ -8,13 +8,16 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+import networkx as nx
+
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
 
 _DIGITS = re.compile(r"\d+")
 
-# Shards share most of their columns; tables with digits in their names that do not are
-# different things (`address1` vs `address2` would, `q1_sales` vs `q1_staff` would not).
-MIN_COLUMN_OVERLAP = 0.6
+# Shards share many of their columns (each with some other shard: schemas grow over the
+# years); tables that differ by digits and share few columns are different things.
+MIN_COLUMN_OVERLAP = 0.3
+LINK_WINDOW = 3
 MIN_MEMBERS = 2
 
 
@@ -33,6 +36,21 @@ def _overlap(a: Table, b: Table) -> float:
     return len(left & right) / len(left | right)
 
 
+def _largest_linked(members: list[Table]) -> list[Table]:
+    """The largest set of members chained by shared columns (single linkage): a schema that
+    grows year by year still links each shard to the next. Members are in name order, so each
+    is compared with its few predecessors only (linear in the number of shards)."""
+    linked: nx.Graph[int] = nx.Graph()
+    linked.add_nodes_from(range(len(members)))
+    for i in range(1, len(members)):
+        for j in range(max(0, i - LINK_WINDOW), i):
+            if _overlap(members[i], members[j]) >= MIN_COLUMN_OVERLAP:
+                linked.add_edge(i, j)
+    components: list[set[int]] = list(nx.connected_components(linked))
+    largest = max(components, key=lambda c: (len(c), -min(c)))
+    return [members[i] for i in sorted(largest)]
+
+
 def group_families(tables: list[Table]) -> list[list[Table]]:
     """Tables grouped into families (a table alone is a group of one), in first-seen order."""
     by_pattern: dict[str, list[Table]] = defaultdict(list)
@@ -44,13 +62,10 @@ def group_families(tables: list[Table]) -> list[list[Table]]:
     for pattern, members in by_pattern.items():
         if len(members) < MIN_MEMBERS or any(m.kind != members[0].kind for m in members):
             continue
-        # The newest shard (last by name: dates and years sort) sets the family's columns.
-        members = sorted(members, key=lambda t: t.name)
-        newest = members[-1]
-        kept = [m for m in members if _overlap(m, newest) >= MIN_COLUMN_OVERLAP]
-        if len(kept) >= MIN_MEMBERS:
-            groups[pattern] = kept
-            member_of.update({m.name: pattern for m in kept})
+        shards = _largest_linked(sorted(members, key=lambda t: t.name))
+        if len(shards) >= MIN_MEMBERS:
+            groups[pattern] = shards
+            member_of.update({m.name: pattern for m in shards})
     out: list[list[Table]] = []
     emitted: set[str] = set()
     for table in tables:

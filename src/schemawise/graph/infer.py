@@ -231,7 +231,7 @@ def name_candidates(
     index = KeyIndex(keys)
     out: list[Candidate] = []
     for child in bases:
-        own_pk = child.primary_key[0] if len(child.primary_key) == 1 else None
+        own_pk = child.primary_key[0] if len(child.primary_key) == 1 else primaries.get(child.name)
         for column in child.columns:
             if (child.name, (column.name,)) in declared_children:
                 continue
@@ -253,7 +253,12 @@ def name_candidates(
                 scored.append((score, rule, key))
             if not scored:
                 continue
-            scored.sort(key=lambda s: (-s[0], s[2].table.name))
+            # Ties go to a parent in the child's own schema (`bitcoin_cash.inputs` → its own
+            # `blocks`, not `bitcoin.blocks`), then by name for a stable answer.
+            home = child.name.rpartition(".")[0]
+            scored.sort(
+                key=lambda s: (-s[0], s[2].table.name.rpartition(".")[0] != home, s[2].table.name)
+            )
             score, rule, key = scored[0]
             parent_col = key.table.column(key.column)
             loose_types = (
