@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from schemawise.enrich.usage import Usage
 from schemawise.errors import SchemawiseError
 from schemawise.validate.rules import Rule
 
@@ -57,6 +58,8 @@ class Metadata(BaseModel):
     rules: list[Rule] = Field(default_factory=list)
     examples: list[Example] = Field(default_factory=list)
     jargon: dict[str, str] = Field(default_factory=dict)
+    # From the query log (enrich/usage.py): use counts, co-used tables, logged examples.
+    usage: Usage | None = None
 
     def merge(self, other: Metadata) -> Metadata:
         """`other` wins where both say something (the overlay is applied after dbt)."""
@@ -81,6 +84,7 @@ class Metadata(BaseModel):
         merged.rules += other.rules
         merged.examples += other.examples
         merged.jargon.update(other.jargon)
+        merged.usage = other.usage or merged.usage
         return merged
 
     def table_meta(self, graph_name: str) -> TableMeta | None:

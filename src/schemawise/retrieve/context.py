@@ -18,6 +18,7 @@ from schemawise.graph.naming import singular, split_identifier
 from schemawise.graph.paths import connecting_tree
 from schemawise.index import store
 from schemawise.index.embed import Embedder
+from schemawise.rank.structural import Candidate, Ranker, RankSettings, apply_metadata, choose
 
 _STOP = frozenset(
     {
@@ -69,6 +70,8 @@ class ContextSettings:
     column_weight: float = 0.6
     name_bonus: float = 0.02
     budget: int | None = None  # tokens
+    # An optional second opinion on the chosen tables (an LLM, a cross-encoder); see rank/.
+    ranker: Ranker | None = None
 
 
 def question_words(text: str) -> set[str]:
@@ -78,7 +81,11 @@ def question_words(text: str) -> set[str]:
 
 
 def _name_words(name: str) -> set[str]:
-    return {singular(w) for w in split_identifier(name.rsplit(".", 1)[-1])}
+    return _words(name.rsplit(".", 1)[-1])
+
+
+def _words(identifier: str) -> set[str]:
+    return {singular(w) for w in split_identifier(identifier)}
 
 
 def build_context(
@@ -131,19 +138,6 @@ def build_context(
                 reasons[(source, table.name)].append("named in the question")
     if not scores:
         return ContextPack(question=question)
-    for (src, table_name), _ in list(scores.items()):
-        meta = (metadata or {}).get(src)
-        table_meta = meta.table_meta(table_name) if meta else None
-        if table_meta is None:
-            continue
-        # Modest structural signals: a deprecated table loses half its score, a certified
-        # one gains a tenth, so that retrieval still decides but ties go the right way.
-        if table_meta.deprecated:
-            scores[(src, table_name)] *= 0.5
-            reasons[(src, table_name)].append(f"deprecated: {table_meta.deprecated}")
-        if table_meta.certified:
-            scores[(src, table_name)] *= 1.1
-            reasons[(src, table_name)].append("certified")
     # One database per question: the source whose documents match the question best overall
     # (every hit votes, so that many weak matches in one database beat one strong elsewhere).
     by_source: dict[str, list[float]] = defaultdict(list)
@@ -153,11 +147,26 @@ def build_context(
         return ContextPack(question=question)
     source = max(by_source, key=lambda s: sum(sorted(by_source[s], reverse=True)[:TOP_HITS]))
     graph = graphs[source]
-    ranked = sorted(
-        ((t, s) for (src, t), s in scores.items() if src == source), key=lambda x: -x[1]
-    )
-    top = ranked[0][1]
-    chosen = [t for t, s in ranked[: settings.max_tables] if s >= settings.relative_cutoff * top]
+    meta = (metadata or {}).get(source)
+    candidates = [
+        Candidate(
+            table=table,
+            score=score,
+            terms=asked
+            & (_name_words(table) | {w for c, _ in column_hits.get(key, []) for w in _words(c)}),
+            reasons=reasons[key],
+        )
+        for key, score in scores.items()
+        if key[0] == source
+        for table in [key[1]]
+    ]
+    apply_metadata(candidates, meta)
+    ranking = RankSettings(max_tables=settings.max_tables, relative_cutoff=settings.relative_cutoff)
+    picked = choose(candidates, graph, ranking, meta.usage if meta else None)
+    if settings.ranker is not None:
+        picked = settings.ranker(question, picked) or picked[:1]
+    chosen = [c.table for c in picked]
+    ranked = [(c.table, c.score) for c in picked]
     pack = ContextPack(question=question, source=source, schema_version=graph.version)
     paths: list[dict[str, Any]] = []
     tables = list(chosen)

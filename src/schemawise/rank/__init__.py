@@ -1,0 +1,1 @@
+"""Reranking retrieved tables by structure, metadata and use."""

@@ -1,0 +1,149 @@
+"""Structural reranking: retrieval scores say which tables look like the question; the graph
+and the metadata say which of them belong together. The weights are modest and documented
+(docs/graph.md, "Ranking") so that retrieval still decides and structure breaks near-ties.
+
+Tables are chosen greedily. The best-scoring table is first; each next pick maximises
+
+    score × deprecation × certification × joinability × redundancy × affinity
+
+where
+- deprecation: ×0.5 for a table marked deprecated (dbt, overlay);
+- certification: ×1.1 for a certified table;
+- joinability: ×1.15 when the table joins directly to a table already chosen; ×0.7 when the
+  graph knows joins for both and no path connects them (about something else);
+- redundancy: ×0.8 when every question word the table matches is already matched by a chosen
+  table (three `transactions` tables from three schemas add little to one);
+- affinity: ×(1 + 0.3 × share) where share is how often the query log used the table together
+  with the chosen ones (0 without a log).
+A pick stops when its adjusted score falls below `relative_cutoff` of the first table's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from schemawise.enrich.metadata import Metadata
+from schemawise.enrich.usage import Usage
+from schemawise.graph.model import SchemaGraph
+from schemawise.graph.paths import join_graph
+
+DEPRECATED = 0.5
+CERTIFIED = 1.1
+JOINS_CHOSEN = 1.15
+UNJOINABLE = 0.7
+REDUNDANT = 0.8
+AFFINITY = 0.3
+
+
+@dataclass
+class Candidate:
+    table: str
+    score: float
+    terms: set[str] = field(default_factory=set)  # question words the table's documents match
+    reasons: list[str] = field(default_factory=list)
+
+
+# An optional second opinion (an LLM, a cross-encoder): question and candidates in ranked
+# order in, the candidates it keeps, in its order, out. Nothing here requires one.
+Ranker = Callable[[str, list[Candidate]], list[Candidate]]
+
+
+@dataclass
+class RankSettings:
+    max_tables: int = 4
+    relative_cutoff: float = 0.35
+    pool: int = 20  # candidates considered beyond the first
+
+
+def apply_metadata(candidates: list[Candidate], meta: Metadata | None) -> None:
+    """Deprecated tables lose half their score, certified ones gain a tenth."""
+    if meta is None:
+        return
+    for candidate in candidates:
+        table_meta = meta.table_meta(candidate.table)
+        if table_meta is None:
+            continue
+        if table_meta.deprecated:
+            candidate.score *= DEPRECATED
+            candidate.reasons.append(f"deprecated: {table_meta.deprecated}")
+        if table_meta.certified:
+            candidate.score *= CERTIFIED
+            candidate.reasons.append("certified")
+
+
+def choose(
+    candidates: list[Candidate],
+    graph: SchemaGraph,
+    settings: RankSettings | None = None,
+    usage: Usage | None = None,
+) -> list[Candidate]:
+    """The tables of the pack, best first (see the module docstring for the rule)."""
+    settings = settings or RankSettings()
+    pool = sorted(candidates, key=lambda c: (-c.score, c.table))[: settings.pool + 1]
+    if not pool:
+        return []
+    joins = graph.cached("join_graph", join_graph)
+    components = graph.cached("join_components", _components)
+    chosen = [pool[0]]
+    covered = set(pool[0].terms)
+    floor = settings.relative_cutoff * pool[0].score
+    rest = pool[1:]
+    while rest and len(chosen) < settings.max_tables:
+        best: tuple[float, Candidate, list[str]] | None = None
+        for candidate in rest:
+            adjusted, why = _adjusted(candidate, chosen, covered, joins, components, usage)
+            if best is None or adjusted > best[0]:
+                best = (adjusted, candidate, why)
+        assert best is not None
+        adjusted, candidate, why = best
+        if adjusted < floor:
+            break
+        candidate.reasons.extend(why)
+        chosen.append(candidate)
+        covered |= candidate.terms
+        rest.remove(candidate)
+    return chosen
+
+
+def _adjusted(
+    candidate: Candidate,
+    chosen: list[Candidate],
+    covered: set[str],
+    joins: nx.Graph[str],
+    components: dict[str, int],
+    usage: Usage | None,
+) -> tuple[float, list[str]]:
+    score = candidate.score
+    why: list[str] = []
+    name = candidate.table
+    if name in joins and any(joins.has_edge(name, c.table) for c in chosen):
+        score *= JOINS_CHOSEN
+        why.append("joins a chosen table")
+    elif name in components and all(
+        c.table in components and components[c.table] != components[name] for c in chosen
+    ):
+        score *= UNJOINABLE
+        why.append("no join path to the chosen tables")
+    if candidate.terms and candidate.terms <= covered:
+        score *= REDUNDANT
+    if usage is not None:
+        share = usage.co_use_share(name, [c.table for c in chosen])
+        if share > 0:
+            score *= 1 + AFFINITY * share
+            why.append(f"used with the chosen tables in {share:.0%} of logged queries")
+    return score, why
+
+
+def _components(graph: SchemaGraph) -> dict[str, int]:
+    """Table → its connected part of the graph of joins backed by evidence (declared, dbt,
+    the query log, or a name confirmed on the data). Joins guessed from names alone are too
+    incomplete for "no path" to mean "unrelated": tables they alone touch are left out."""
+    trusted: nx.Graph[str] = nx.Graph()
+    for edge in graph.edges:
+        guessed = edge.source == "inferred_name" and edge.evidence.inclusion is None
+        if edge.via is None and not guessed and edge.child_table != edge.parent_table:
+            trusted.add_edge(edge.child_table, edge.parent_table)
+    return {t: i for i, part in enumerate(nx.connected_components(trusted)) for t in part}
