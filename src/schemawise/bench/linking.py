@@ -25,6 +25,8 @@ from schemawise.bench.timing import percentiles
 from schemawise.db.embedded import ensure_started
 from schemawise.db.sqlite import SQLiteSource
 from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
+from schemawise.enrich.metadata import Metadata
+from schemawise.enrich.profile import ColumnProfile, profile_source
 from schemawise.eval import spider2
 from schemawise.eval.datasets import Dataset, Example, database_path, load_examples
 from schemawise.graph.extract import ExtractOptions, extract_graph
@@ -33,6 +35,7 @@ from schemawise.graph.model import SchemaGraph, Table
 from schemawise.index import store
 from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
+from schemawise.index.sources import sample_values
 from schemawise.retrieve.context import build_context
 from schemawise.validate.resolve import find_table, resolve
 
@@ -74,6 +77,7 @@ class BenchDatabase:
     samples: dict[str, list[str]] = field(default_factory=dict)
     # The tables as listed (before sharded families collapse): what the baselines index.
     listed: list[Table] = field(default_factory=list)
+    meta: Metadata = field(default_factory=Metadata)
 
 
 @dataclass(frozen=True)
@@ -106,11 +110,15 @@ def _spider_or_bird(
         path = database_path(dataset, data, db_id)
         with SQLiteSource(str(path)) as source:
             graph = extract_graph(source, ExtractOptions(budget_seconds=20))
+            profiles = profile_source(source, graph)
         # The readable column names the dataset ships, and BIRD's description CSVs when
         # present: the data dictionary a team would give the index.
         descriptions = from_tables_json(tables_file, db_id) if tables_file.is_file() else {}
         descriptions.update(from_description_csvs(path.parent / "database_description"))
-        databases[db_id] = BenchDatabase(graph, descriptions, listed=graph.tables)
+        meta = Metadata(profiles=profiles)
+        databases[db_id] = BenchDatabase(
+            graph, descriptions, samples=sample_values(meta), listed=graph.tables, meta=meta
+        )
     cases, skipped = [], 0
     for example in examples:
         gold = gold_links(example.sql, databases[example.db_id].graph)
@@ -132,7 +140,14 @@ def _spider2(data: Path, limit: int | None) -> tuple[dict[str, BenchDatabase], l
     questions = spider2.load_questions(data)[:limit]
     raw = spider2.load_databases(data, {q.db_id for q in questions})
     databases = {
-        db_id: BenchDatabase(d.graph, d.descriptions, d.about, d.samples, d.tables)
+        db_id: BenchDatabase(
+            d.graph,
+            d.descriptions,
+            d.about,
+            d.samples,
+            d.tables,
+            Metadata(profiles={k: ColumnProfile(samples=v) for k, v in d.samples.items()}),
+        )
         for db_id, d in raw.items()
     }
     cases, skipped = [], 0
@@ -195,6 +210,7 @@ def run(
         register_vector(conn)
         pooled = [f"{dataset}/{db_id}" for db_id in graphs]
         named = {f"{dataset}/{k}": v for k, v in graphs.items()}
+        metadata = {f"{dataset}/{k}": d.meta for k, d in databases.items()}
         entries = {db_id: _entry_of(graph) for db_id, graph in graphs.items()}
         rows: list[dict[str, Any]] = []
         baseline_hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -207,8 +223,9 @@ def run(
             sources = pooled if union else [f"{dataset}/{case.db_id}"]
             began = time.perf_counter()
             pack = build_context(
-                conn, case.question, named, embedder, evidence=case.evidence, sources=sources
-            )
+                conn, case.question, named, embedder, evidence=case.evidence, sources=sources,
+                metadata=metadata,
+            )  # fmt: skip
             latencies.append(time.perf_counter() - began)
             right_db = pack.source == f"{dataset}/{case.db_id}"
             gold_entries = {entries[case.db_id].get(t, t) for t in case.gold_tables}

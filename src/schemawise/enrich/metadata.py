@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from schemawise.enrich.profile import ColumnProfile
 from schemawise.enrich.usage import Usage
 from schemawise.errors import SchemawiseError
 from schemawise.validate.rules import Rule
@@ -60,6 +61,8 @@ class Metadata(BaseModel):
     jargon: dict[str, str] = Field(default_factory=dict)
     # From the query log (enrich/usage.py): use counts, co-used tables, logged examples.
     usage: Usage | None = None
+    # From the data (enrich/profile.py): `table.column` (lower case) → its profile.
+    profiles: dict[str, ColumnProfile] = Field(default_factory=dict)
 
     def merge(self, other: Metadata) -> Metadata:
         """`other` wins where both say something (the overlay is applied after dbt)."""
@@ -85,6 +88,7 @@ class Metadata(BaseModel):
         merged.examples += other.examples
         merged.jargon.update(other.jargon)
         merged.usage = other.usage or merged.usage
+        merged.profiles.update(other.profiles)
         return merged
 
     def table_meta(self, graph_name: str) -> TableMeta | None:

@@ -27,9 +27,9 @@ class Document:
     meta: dict[str, str] = field(default_factory=dict)
 
 
-# Sample values shown per column document: enough to recognise a value, few enough to keep
-# the document about the column.
-SAMPLES_SHOWN = 3
+# Sample values shown per column document: enough to recognise a value (or an enum's whole
+# list), few enough to keep the document about the column.
+SAMPLES_SHOWN = 8
 
 
 def words(identifier: str) -> str:

@@ -15,6 +15,8 @@ from schemawise.enrich.apply import about_tables, add_relationships
 from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
 from schemawise.enrich.metadata import Metadata, from_dbt, from_overlay
+from schemawise.enrich.profile import profile_source
+from schemawise.enrich.usage import usage_from_log
 from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.infer import read_query_log
@@ -60,6 +62,7 @@ def index_source(
     query_log: Path | None = None,
     dbt: Path | None = None,
     overlay: Path | None = None,
+    profile: bool = True,
 ) -> IndexReport:
     import time
 
@@ -67,8 +70,9 @@ def index_source(
     log = read_query_log(query_log) if query_log else None
     with connect(url) as source:
         graph = extract_graph(source, ExtractOptions(query_log=log, budget_seconds=30))
+        profiles = profile_source(source, graph) if profile else {}
     name = name or _default_name(url)
-    meta = Metadata()
+    meta = Metadata(profiles=profiles, usage=usage_from_log(log, graph) if log else None)
     if dbt:
         meta = meta.merge(from_dbt(dbt))
     if overlay:
@@ -76,7 +80,7 @@ def index_source(
     add_relationships(graph, meta)
     described = from_description_csvs(dictionary) if dictionary else {}
     described.update(describe_columns(graph, meta))
-    docs = documents(name, graph, described, about_tables(graph, meta))
+    docs = documents(name, graph, described, about_tables(graph, meta), sample_values(meta))
     embedder = get_embedder()
     with psycopg.connect(index_url) as conn:
         store.ensure_schema(conn, embedder.dim)
@@ -110,6 +114,12 @@ def index_source(
         removed=counts.removed,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+def sample_values(meta: Metadata) -> dict[str, list[str]]:
+    """`table.column` → the values its document shows: the whole list of an enum-like
+    column, else its most common values."""
+    return {key: p.values or p.samples for key, p in meta.profiles.items() if p.values or p.samples}
 
 
 def _default_name(url: str) -> str:

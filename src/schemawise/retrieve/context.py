@@ -18,6 +18,7 @@ from schemawise.graph.naming import singular, split_identifier
 from schemawise.graph.paths import connecting_tree
 from schemawise.index import store
 from schemawise.index.embed import Embedder
+from schemawise.prune.columns import PruneInput, join_keys_of, prune
 from schemawise.rank.structural import Candidate, Ranker, RankSettings, apply_metadata, choose
 
 _STOP = frozenset(
@@ -45,6 +46,7 @@ class ColumnChoice(BaseModel):
     table: str
     name: str
     tier: int  # 1 relevant, 2 potentially relevant (keys, enums)
+    reason: str = ""
 
 
 class ContextPack(BaseModel):
@@ -184,7 +186,14 @@ def build_context(
             TableChoice(name=name, score=round(score_of.get(name, 0.0), 5), reasons=why)
         )
     pack.join_paths = paths
-    pack.columns = _prune(graph, tables, column_hits, source, asked, paths)
+    retrieved = {
+        name: [c for c, _ in sorted(column_hits.get((source, name), []), key=lambda x: -x[1])]
+        for name in tables
+    }
+    picks = prune(PruneInput(graph, tables, text, asked, retrieved, join_keys_of(paths), meta))
+    pack.columns = [
+        ColumnChoice(table=p.table, name=p.name, tier=p.tier, reason=p.why) for p in picks
+    ]
     if metadata and source in metadata:
         _add_metadata(pack, metadata[source], asked)
     pack.text = render(pack, graph)
@@ -278,41 +287,6 @@ def _joinable_part(
     return kept, []
 
 
-def _prune(
-    graph: SchemaGraph,
-    tables: list[str],
-    column_hits: dict[tuple[str, str], list[tuple[str, float]]],
-    source: str,
-    asked: set[str],
-    paths: list[dict[str, Any]],
-) -> list[ColumnChoice]:
-    """Tier 1: columns the question matches (retrieved, or named). Tier 2: keys and join keys."""
-    join_keys: set[tuple[str, str]] = set()
-    for path in paths:
-        for edge in path.get("edges", []):
-            for child, parent in edge["on"]:
-                join_keys.add((edge["left"], child))
-                join_keys.add((edge["right"], parent))
-    out: list[ColumnChoice] = []
-    for name in tables:
-        table = graph.table(name)
-        if table is None:
-            continue
-        retrieved = [c for c, _ in sorted(column_hits.get((source, name), []), key=lambda x: -x[1])]
-        relevant = list(dict.fromkeys(retrieved[:6]))
-        for column in table.columns:
-            words = {singular(w) for w in split_identifier(column.name)}
-            if words & asked and column.name not in relevant:
-                relevant.append(column.name)
-        keys = [*table.primary_key, *[c for t, c in join_keys if t == name]]
-        for relevant_name in relevant:
-            out.append(ColumnChoice(table=name, name=relevant_name, tier=1))
-        for key in dict.fromkeys(keys):
-            if key not in relevant:
-                out.append(ColumnChoice(table=name, name=key, tier=2))
-    return out
-
-
 def render(pack: ContextPack, graph: SchemaGraph) -> str:
     lines = [f"-- definition: {d}" for d in pack.definitions]
     for mapped, values in pack.value_mappings.items():
@@ -326,16 +300,18 @@ def render(pack: ContextPack, graph: SchemaGraph) -> str:
         if table is None:
             continue
         cols = []
-        for column in by_table.get(choice.name, []):
+        chosen_columns = by_table.get(choice.name, [])
+        for number, column in enumerate(chosen_columns):
             col = table.column(column.name)
+            comma = "," if number < len(chosen_columns) - 1 else ""
             comment = f" -- {col.comment}" if col and col.comment else ""
-            cols.append(f"  {column.name} {col.type if col else ''}{comment}")
+            cols.append(f"  {column.name} {col.type if col else ''}{comma}{comment}")
         if table.shards:
             lines.append(
                 f"-- {choice.name} stands for {len(table.shards)} sharded tables, "
                 f"{table.shards[0]} … {table.shards[-1]}"
             )
-        lines.append(f"CREATE TABLE {choice.name} (\n" + ",\n".join(cols) + "\n);")
+        lines.append(f"CREATE TABLE {choice.name} (\n" + "\n".join(cols) + "\n);")
     lines.extend(f"-- example:\n{e}" for e in pack.examples)
     for path in pack.join_paths:
         for edge in path["edges"]:

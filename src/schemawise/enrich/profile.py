@@ -1,0 +1,125 @@
+"""Profiles of the data, cheap and bounded: distinct counts, null fractions, a few sample
+values, and the full value list of low-cardinality columns. Postgres statistics (`pg_stats`,
+kept by ANALYZE) are read first; tables without them, and SQLite and DuckDB, are sampled with
+a row limit under a time budget. A big table is never scanned whole."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from schemawise.db.base import QueryFailedError, Source
+from schemawise.graph.model import SchemaGraph
+
+SAMPLE_ROWS = 1000
+SAMPLES_KEPT = 3
+# A column with at most this many distinct values is enum-like: its whole value list is kept.
+LOW_CARDINALITY = 20
+VALUE_CHARS = 40
+
+
+class ColumnProfile(BaseModel):
+    distinct: int | None = None  # estimated; from a sample it is a lower bound
+    null_fraction: float | None = None
+    samples: list[str] = Field(default_factory=list)  # the most common values first
+    values: list[str] = Field(default_factory=list)  # every value, for low-cardinality columns
+    basis: str = "sample"  # "pg_stats" or "sample"
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text[:VALUE_CHARS] if text else None
+
+
+def from_values(values: list[Any], total_rows: int | None = None) -> ColumnProfile:
+    """A profile from a sample of a column's values."""
+    present = [t for t in (_text(v) for v in values) if t is not None]
+    counts = Counter(present)
+    nulls = len(values) - len(present)
+    # When the sample is the whole table every value was seen: the list is complete.
+    complete = total_rows is not None and len(values) >= total_rows
+    few = len(counts) <= LOW_CARDINALITY and (complete or len(present) >= 5 * len(counts))
+    return ColumnProfile(
+        distinct=len(counts),
+        null_fraction=round(nulls / len(values), 4) if values else None,
+        samples=[v for v, _ in counts.most_common(SAMPLES_KEPT)],
+        values=sorted(counts) if few and counts else [],
+    )
+
+
+PG_STATS_SQL = """
+SELECT s.schemaname || '.' || s.tablename, s.attname, s.n_distinct, s.null_frac,
+       array_to_json(s.most_common_vals::text::text[])::text, c.reltuples
+FROM pg_stats s
+JOIN pg_namespace n ON n.nspname = s.schemaname
+JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
+WHERE s.schemaname NOT IN ('pg_catalog', 'information_schema', 'schemawise')
+"""
+
+
+def _from_pg_stats(source: Source, graph: SchemaGraph) -> dict[str, ColumnProfile]:
+    import json
+
+    try:
+        rows = source.query(PG_STATS_SQL, timeout_ms=10_000)
+    except QueryFailedError:
+        return {}
+    out: dict[str, ColumnProfile] = {}
+    for table_name, column, n_distinct, null_frac, common, reltuples in rows:
+        table = graph.table(table_name)
+        if table is None:
+            continue
+        # Negative n_distinct is a share of the rows (it grows with the table).
+        distinct = (
+            int(n_distinct)
+            if n_distinct >= 0
+            else round(-float(n_distinct) * max(float(reltuples or 0), 0))
+        )
+        values = [t for t in (_text(v) for v in json.loads(common or "[]")) if t is not None]
+        out[f"{table.name}.{column}".lower()] = ColumnProfile(
+            distinct=distinct,
+            null_fraction=round(float(null_frac), 4),
+            samples=values[:SAMPLES_KEPT],
+            # The most common values are all the values when there are no more than them.
+            values=sorted(values) if 0 < distinct <= min(LOW_CARDINALITY, len(values)) else [],
+            basis="pg_stats",
+        )
+    return out
+
+
+def profile_source(
+    source: Source,
+    graph: SchemaGraph,
+    *,
+    rows: int = SAMPLE_ROWS,
+    budget_seconds: float = 20.0,
+) -> dict[str, ColumnProfile]:
+    """`table.column` (lower case) → its profile. Tables left when the budget runs out are
+    not profiled (their cards simply carry no samples)."""
+    profiles = _from_pg_stats(source, graph) if source.dialect == "postgres" else {}
+    started = time.monotonic()
+    for table in graph.tables:
+        if table.kind == "view" or not table.columns:
+            continue
+        if all(f"{table.name}.{c.name}".lower() in profiles for c in table.columns):
+            continue
+        if time.monotonic() - started > budget_seconds:
+            break
+        names = ", ".join(source.quote(c.name) for c in table.columns)
+        sql = f"SELECT {names} FROM {source.table_ref(table.name)} {source.sample_clause(rows)}"
+        try:
+            sample = source.query(sql, timeout_ms=5000)
+        except QueryFailedError:
+            continue
+        # Fewer rows than asked for: the sample is the whole table.
+        whole = len(sample) if len(sample) < rows else table.row_count
+        for index, column in enumerate(table.columns):
+            key = f"{table.name}.{column.name}".lower()
+            if key not in profiles:
+                profiles[key] = from_values([r[index] for r in sample], whole)
+    return profiles

@@ -1,0 +1,1 @@
+"""Column pruning for the context pack."""

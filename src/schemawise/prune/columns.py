@@ -1,0 +1,157 @@
+"""Column pruning: of the chosen tables, keep only the columns a query could need, in two tiers.
+
+Tier 1 (relevant): the columns retrieval ranked highest for the question, columns whose name,
+description or synonyms share a word with the question, columns holding a value the question
+names, and time columns when the question has a time phrase.
+Tier 2 (potentially relevant): primary keys, the join keys of the chosen paths, and enum-like
+low-cardinality columns (a filter on status or type is common and cheap to show).
+Deterministic: the same question and index give the same columns. Within a tier, columns the
+query log uses more come first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemawise.enrich.metadata import Metadata
+from schemawise.graph.model import SchemaGraph, Table
+from schemawise.graph.naming import singular, split_identifier, type_family
+
+# Retrieved columns kept per table, and columns kept for sharing words with the question.
+RETRIEVED_PER_TABLE = 6
+NAMED_PER_TABLE = 12
+ENUMS_PER_TABLE = 3
+
+_TIME_PHRASE = re.compile(
+    r"\b(19|20)\d\d\b|\b(year|years|month|months|day|days|date|dates|week|weeks|when|time|"
+    r"recent|latest|earliest|oldest|newest|before|after|since|during|between|quarter|daily|"
+    r"monthly|yearly|annual|hour|hours|january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class ColumnPick:
+    table: str
+    name: str
+    tier: int
+    why: str
+
+
+@dataclass
+class PruneInput:
+    graph: SchemaGraph
+    tables: list[str]
+    question: str
+    asked: set[str]  # the question's content words, singular
+    retrieved: dict[str, list[str]] = field(default_factory=dict)  # table → best first
+    join_keys: set[tuple[str, str]] = field(default_factory=set)
+    meta: Metadata | None = None
+
+
+# An optional cheap second pass (an LLM) over the picks; nothing here requires one.
+ColumnFilter = Callable[[str, list[ColumnPick]], list[ColumnPick]]
+
+
+def has_time_phrase(question: str) -> bool:
+    return bool(_TIME_PHRASE.search(question))
+
+
+def _words(text: str) -> set[str]:
+    return {singular(w) for w in split_identifier(text)}
+
+
+def _is_time(type_name: str, name: str) -> bool:
+    return type_family(type_name) == "temporal" or bool(
+        _words(name) & {"date", "time", "year", "month", "day", "timestamp", "at", "dt"}
+    )
+
+
+def _column_text(table: Table, column: str, meta: Metadata | None) -> set[str]:
+    """Words of a column's name, and of its description and synonyms when metadata has them."""
+    words = _words(column)
+    table_meta = meta.table_meta(table.name) if meta else None
+    column_meta = table_meta.columns.get(column) if table_meta else None
+    if column_meta:
+        for text in [column_meta.description or "", *column_meta.synonyms]:
+            words |= {singular(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+    col = table.column(column)
+    if col is not None and col.comment:
+        words |= {singular(w) for w in re.findall(r"[a-z0-9]+", col.comment.lower())}
+    return words
+
+
+def _named_values(question: str, values: list[str]) -> bool:
+    """The question names one of the column's values (case-insensitive, whole words)."""
+    lowered = question.lower()
+    return any(
+        len(v) >= 2 and not v.isdigit() and re.search(rf"\b{re.escape(v.lower())}\b", lowered)
+        for v in values
+    )
+
+
+def prune(request: PruneInput) -> list[ColumnPick]:
+    timely = has_time_phrase(request.question)
+    out: list[ColumnPick] = []
+    for name in request.tables:
+        table = request.graph.table(name)
+        if table is not None:
+            out.extend(_table_picks(table, name, request, timely))
+    return out
+
+
+def _table_picks(table: Table, name: str, request: PruneInput, timely: bool) -> list[ColumnPick]:
+    meta = request.meta
+    usage = meta.usage if meta else None
+    profiles = meta.profiles if meta else {}
+    picks: dict[str, ColumnPick] = {}
+
+    def used(column: str) -> int:
+        return usage.column_count(table.name, column) if usage else 0
+
+    def keep(column: str, tier: int, why: str) -> None:
+        if column not in picks or picks[column].tier > tier:
+            picks[column] = ColumnPick(table.name, column, tier, why)
+
+    for column_name in request.retrieved.get(name, [])[:RETRIEVED_PER_TABLE]:
+        keep(column_name, 1, "retrieved")
+    # Columns sharing words with the question: most shared words first, then most used.
+    named = []
+    for column in table.columns:
+        shared = len(_column_text(table, column.name, meta) & request.asked)
+        if shared:
+            named.append((-shared, -used(column.name), column.name))
+    for _, _, column_name in sorted(named)[:NAMED_PER_TABLE]:
+        keep(column_name, 1, "shares words with the question")
+    enums = []
+    for column in table.columns:
+        profile = profiles.get(f"{table.name}.{column.name}".lower())
+        values = (profile.values or profile.samples) if profile else []
+        if values and _named_values(request.question, values):
+            keep(column.name, 1, "holds a value the question names")
+        elif profile and len(profile.values) > 1:
+            enums.append(column.name)
+        if timely and _is_time(column.type, column.name):
+            keep(column.name, 1, "time column for a time phrase")
+    for key in [*table.primary_key, *[c for t, c in request.join_keys if t == name]]:
+        keep(key, 2, "key")
+    for column_name in sorted(enums, key=lambda c: -used(c))[:ENUMS_PER_TABLE]:
+        keep(column_name, 2, "enum-like")
+    order = {c.name: i for i, c in enumerate(table.columns)}
+    return sorted(
+        picks.values(), key=lambda p: (p.tier, -used(p.name), order.get(p.name, len(order)))
+    )
+
+
+def join_keys_of(paths: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    keys: set[tuple[str, str]] = set()
+    for path in paths:
+        for edge in path.get("edges", []):
+            for child, parent in edge["on"]:
+                keys.add((edge["left"], child))
+                keys.add((edge["right"], parent))
+    return keys
