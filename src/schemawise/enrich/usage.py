@@ -85,6 +85,8 @@ def usage_from_log(entries: Iterable[QueryLogEntry], graph: SchemaGraph) -> Usag
 def _tables_and_columns(sql: str, graph: SchemaGraph) -> tuple[set[str], set[str]] | None:
     try:
         tree = sqlglot.parse_one(sql, read=graph.dialect or None)
+        if not isinstance(tree, exp.Query | exp.DML):
+            return None  # not a query (sqlglot reads some garbage as an expression)
         scopes = traverse_scope(tree)
     except (SqlglotError, RecursionError, ValueError):
         return None

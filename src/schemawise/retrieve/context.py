@@ -230,6 +230,11 @@ def _add_metadata(pack: ContextPack, meta: Metadata, asked: set[str]) -> None:
     for example in ranked[:2]:
         if len(question_words(example.question) & asked) >= 2:
             pack.examples.append(f"-- {example.question}\n{example.sql}")
+    # Without a written example, real queries from the log over the chosen tables show how
+    # the tables are used (joins, filters, the codes people write).
+    if meta.usage is not None:
+        for logged in meta.usage.examples_for(list(chosen))[: max(0, 2 - len(pack.examples))]:
+            pack.examples.append(f"-- from the query log\n{logged.sql}")
 
 
 def count_tokens(text: str) -> int:

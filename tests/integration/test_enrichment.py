@@ -1,0 +1,108 @@
+"""Profiles and query-log usage on real databases, and what they change in the context pack."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import psycopg
+
+from schemawise.db import connect
+from schemawise.enrich.profile import profile_source
+from schemawise.graph.extract import ExtractOptions, extract_graph
+from schemawise.index.embed import get_embedder
+from schemawise.index.sources import index_source, load_graphs, load_metadata
+from schemawise.retrieve.context import build_context
+
+
+def test_postgres_profiles_come_from_pg_stats(embedded_url: str) -> None:
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS profiled CASCADE; CREATE SCHEMA profiled")
+        conn.execute(
+            "CREATE TABLE profiled.tickets (ticket_id int PRIMARY KEY, state text, note text)"
+        )
+        conn.execute(
+            "INSERT INTO profiled.tickets SELECT i, (ARRAY['open','closed','waiting'])[i % 3 + 1],"
+            " CASE WHEN i % 4 = 0 THEN NULL ELSE 'note ' || i END FROM generate_series(1, 3000) i"
+        )
+        conn.execute("ANALYZE profiled.tickets")
+    with connect(embedded_url) as source:
+        graph = extract_graph(source, ExtractOptions(data_checks=False, infer=False))
+        profiles = profile_source(source, graph)
+    state = profiles["profiled.tickets.state"]
+    assert state.basis == "pg_stats" and state.distinct == 3
+    assert state.values == ["closed", "open", "waiting"]
+    note = profiles["profiled.tickets.note"]
+    assert note.values == [] and abs((note.null_fraction or 0) - 0.25) < 0.03
+    assert (note.distinct or 0) > 1000  # a negative n_distinct scaled by the row count
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA profiled CASCADE")
+
+
+def test_sqlite_profiles_are_sampled_with_a_row_limit(tmp_path: Path) -> None:
+    path = tmp_path / "big.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE events (event_id INTEGER PRIMARY KEY, kind TEXT)")
+        conn.executemany(
+            "INSERT INTO events VALUES (?, ?)", [(i, ("view", "buy")[i % 2]) for i in range(5000)]
+        )
+    with connect(f"sqlite:///{path}") as source:
+        graph = extract_graph(source, ExtractOptions(data_checks=False, infer=False))
+        profiles = profile_source(source, graph, rows=100)
+    kind = profiles["events.kind"]
+    assert kind.basis == "sample" and kind.values == ["buy", "view"]
+    # 100 sampled rows: the key's distinct count is a lower bound, not the 5,000 rows.
+    assert profiles["events.event_id"].distinct == 100
+
+
+def test_index_with_query_log_and_profiles_changes_the_pack(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "helpdesk.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            "CREATE TABLE agents (agent_id INTEGER PRIMARY KEY, name TEXT, team TEXT);"
+            "CREATE TABLE tickets (ticket_id INTEGER PRIMARY KEY, agent_id INTEGER "
+            "REFERENCES agents, state TEXT, opened_at TEXT, subject TEXT);"
+        )
+        conn.executemany(
+            "INSERT INTO agents VALUES (?, ?, ?)", [(i, f"agent {i}", "blue") for i in range(10)]
+        )
+        conn.executemany(
+            "INSERT INTO tickets VALUES (?, ?, ?, ?, ?)",
+            [(i, i % 10, ("open", "escalated")[i % 2], "2024-01-01", "s") for i in range(200)],
+        )
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        "\n".join(
+            json.dumps({"sql": sql})
+            for sql in [
+                "SELECT a.name, count(*) FROM tickets t JOIN agents a "
+                "ON a.agent_id = t.agent_id GROUP BY a.name",
+                "SELECT count(*) FROM tickets WHERE state = 'open'",
+            ]
+        )
+    )
+    index_source(embedded_url, f"sqlite:///{path}", "helpdesk", query_log=log)
+    with psycopg.connect(embedded_url) as conn:
+        meta = load_metadata(conn, ["helpdesk"])["helpdesk"]
+        assert meta.usage is not None and meta.usage.tables == {"tickets": 2, "agents": 1}
+        assert meta.profiles["tickets.state"].values == ["escalated", "open"]
+        doc = conn.execute(
+            "SELECT text FROM schemawise.index_documents WHERE id = 'helpdesk:column:tickets.state'"
+        ).fetchone()
+        assert doc is not None and "escalated" in doc[0]  # the values are searchable
+        pack = build_context(
+            conn, "how many escalated tickets per agent since 2024",
+            load_graphs(conn, ["helpdesk"]), get_embedder(), sources=["helpdesk"],
+            metadata={"helpdesk": meta},
+        )  # fmt: skip
+    why = {(c.table, c.name): c.reason for c in pack.columns}
+    tier = {(c.table, c.name): c.tier for c in pack.columns}
+    # Found through its values (in its document, or matched to the question) either way.
+    assert tier[("tickets", "state")] == 1
+    assert why[("tickets", "state")] in ("retrieved", "holds a value the question names")
+    assert tier[("tickets", "opened_at")] == 1
+    assert {t.name for t in pack.tables} == {"tickets", "agents"}
+    assert any("SELECT a.name" in e for e in pack.examples)  # a logged query as the example

@@ -1,0 +1,217 @@
+"""Pure parts of the context engine: sharded families, profiles, query-log usage, column
+pruning, structural ranking, the Spider 2.0 loader."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from schemawise.enrich.metadata import Metadata
+from schemawise.enrich.profile import ColumnProfile, from_values
+from schemawise.enrich.usage import usage_from_log
+from schemawise.eval.spider2 import load_databases, load_questions
+from schemawise.graph.families import collapse, family_pattern, group_families
+from schemawise.graph.infer import QueryLogEntry
+from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
+from schemawise.prune.columns import PruneInput, has_time_phrase, prune
+from schemawise.rank.structural import Candidate, RankSettings, apply_metadata, choose
+
+
+def _table(name: str, *columns: str, pk: str | None = None) -> Table:
+    return Table(
+        name=name,
+        columns=[Column(name=c, type="integer" if c.endswith("id") else "text") for c in columns],
+        primary_key=[pk] if pk else [],
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern"),
+    [
+        ("ds.ga_sessions_20170701", "ds.ga_sessions_*"),
+        ("cbsa_2018_1yr", "cbsa_*_*yr"),
+        ("NOAA.GSOD.GSOD1999", "NOAA.GSOD.GSOD*"),
+        ("orders", "orders"),
+    ],
+)
+def test_family_pattern(name: str, pattern: str) -> None:
+    assert family_pattern(name) == pattern
+
+
+def test_shards_collapse_into_one_entry_and_keep_their_edges() -> None:
+    shards = [_table(f"events_2023010{d}", "event_id", "user_id", "kind") for d in range(1, 4)]
+    # Same digits pattern, different columns: not a shard of the family.
+    other = _table("events_9", "payload", "checksum")
+    users = _table("users", "user_id", "name", pk="user_id")
+    edges = [
+        Edge(child_table=s.name, child_columns=["user_id"], parent_table="users",
+             parent_columns=["user_id"], evidence=Evidence())
+        for s in shards
+    ]  # fmt: skip
+    graph = SchemaGraph(tables=[*shards, other, users], edges=edges)
+    groups = group_families(graph.tables)
+    assert [len(g) for g in groups] == [3, 1, 1]
+    small = collapse(graph)
+    family = small.table("events_*")
+    assert family is not None and family.shards == [s.name for s in shards]
+    assert [t.name for t in small.tables] == ["events_*", "events_9", "users"]
+    # Three shard edges become one family edge.
+    assert [(e.child_table, e.parent_table) for e in small.edges] == [("events_*", "users")]
+    assert collapse(SchemaGraph(tables=[users])).tables == [users]
+
+
+def test_growing_schema_still_links_shard_to_shard() -> None:
+    old = _table("sales_2019", "a", "b", "c")
+    mid = _table("sales_2020", "a", "b", "c", "d", "e")
+    new = _table("sales_2021", "c", "d", "e", "f", "g")  # shares little with 2019
+    (family,) = [g for g in group_families([old, mid, new]) if len(g) > 1]
+    assert [t.name for t in family] == ["sales_2019", "sales_2020", "sales_2021"]
+
+
+@pytest.mark.parametrize(
+    ("values", "total", "distinct", "enum"),
+    [
+        (["S", "A", "S", None, "P"] * 10, None, 3, ["A", "P", "S"]),
+        ([str(i) for i in range(100)], None, 100, []),
+        (["x", "y"], 2, 2, ["x", "y"]),  # the whole table: the list is complete
+        (["x", "y"], None, 2, []),  # two rows of a bigger table prove nothing
+        ([], None, 0, []),
+    ],
+)
+def test_profile_from_values(
+    values: list[str | None], total: int | None, distinct: int, enum: list[str]
+) -> None:
+    profile = from_values(values, total)
+    assert profile.distinct == distinct
+    assert profile.values == enum
+    assert set(profile.samples) <= {v for v in values if v is not None}
+    if enum == ["A", "P", "S"]:
+        assert profile.samples == ["S", "A", "P"]  # most common first
+        assert profile.null_fraction == 0.2
+
+
+def _shop() -> SchemaGraph:
+    return SchemaGraph(
+        dialect="postgres",
+        tables=[
+            _table("shop.orders", "order_id", "status", "ordered_at", "customer_id", pk="order_id"),
+            _table("shop.customers", "customer_id", "name", "region", pk="customer_id"),
+            _table("shop.refunds", "refund_id", "order_id", "amount", pk="refund_id"),
+            _table("hr.staff", "staff_id", "name", "dept_id", pk="staff_id"),
+            _table("hr.dept", "dept_id", "name", pk="dept_id"),
+        ],
+        edges=[
+            Edge(child_table="shop.orders", child_columns=["customer_id"],
+                 parent_table="shop.customers", parent_columns=["customer_id"]),
+            Edge(child_table="shop.refunds", child_columns=["order_id"],
+                 parent_table="shop.orders", parent_columns=["order_id"]),
+            Edge(child_table="hr.staff", child_columns=["dept_id"],
+                 parent_table="hr.dept", parent_columns=["dept_id"]),
+        ],
+    )  # fmt: skip
+
+
+def test_usage_counts_tables_columns_pairs_and_examples() -> None:
+    log = [
+        QueryLogEntry("SELECT o.status FROM shop.orders o JOIN shop.customers c "
+                      "ON o.customer_id = c.customer_id"),
+        QueryLogEntry("SELECT count(*) FROM shop.orders WHERE status = 'S'"),
+        QueryLogEntry("SELECT * FROM gone.table_that_was_dropped"),
+        QueryLogEntry("SELEC nonsense"),
+    ]  # fmt: skip
+    usage = usage_from_log(log, _shop())
+    assert usage.queries == 3 and usage.failed == 1
+    assert usage.tables == {"shop.orders": 2, "shop.customers": 1}
+    assert usage.column_count("shop.orders", "status") == 2
+    assert usage.co_use_share("shop.customers", ["shop.orders"]) == 1.0
+    assert usage.co_use_share("shop.orders", ["shop.customers"]) == 0.5
+    assert usage.co_use_share("shop.refunds", ["shop.orders"]) == 0.0
+    first = usage.examples_for(["shop.orders", "shop.customers"])[0]
+    assert first.tables == ["shop.customers", "shop.orders"]
+
+
+@pytest.mark.parametrize(
+    ("question", "timely"),
+    [("orders in 2023", True), ("latest orders", True), ("orders per region", False)],
+)
+def test_time_phrase(question: str, timely: bool) -> None:
+    assert has_time_phrase(question) is timely
+
+
+def test_prune_tiers() -> None:
+    graph = _shop()
+    meta = Metadata(
+        profiles={
+            "shop.orders.status": ColumnProfile(values=["A", "P", "S"], samples=["S"]),
+            "shop.customers.region": ColumnProfile(values=["north", "south"], samples=["north"]),
+        }
+    )
+    picks = prune(
+        PruneInput(
+            graph,
+            ["shop.orders", "shop.customers"],
+            question="orders of customers in the north since 2023",
+            asked={"order", "customer", "north", "2023"},
+            retrieved={"shop.orders": ["status"]},
+            join_keys={("shop.orders", "customer_id"), ("shop.customers", "customer_id")},
+            meta=meta,
+        )
+    )
+    got = {(p.table, p.name): (p.tier, p.why) for p in picks}
+    assert got[("shop.orders", "status")] == (1, "retrieved")
+    assert got[("shop.customers", "region")] == (1, "holds a value the question names")
+    assert got[("shop.orders", "ordered_at")] == (1, "time column for a time phrase")
+    assert got[("shop.orders", "customer_id")][0] == 1  # shares "customer" with the question
+    assert got[("shop.orders", "order_id")] == (1, "shares words with the question")
+    assert ("shop.customers", "name") not in got
+    tiers = [p.tier for p in picks if p.table == "shop.orders"]
+    assert tiers == sorted(tiers)
+
+
+def test_choose_prefers_joinable_and_penalises_deprecated() -> None:
+    graph = _shop()
+    candidates = [
+        Candidate("shop.orders", 1.0, {"order"}),
+        Candidate("hr.staff", 0.62, {"name"}),
+        Candidate("shop.customers", 0.6, {"customer"}),
+        Candidate("shop.refunds", 0.9, {"refund"}),
+    ]
+    meta = Metadata.model_validate({"tables": {"shop.refunds": {"deprecated": "use returns"}}})
+    apply_metadata(candidates, meta)
+    assert candidates[3].score == pytest.approx(0.45)
+    picked = choose(candidates, graph, RankSettings(max_tables=3))
+    # customers (0.6 × 1.15) overtakes staff (0.62, joined to another part of the graph: × 0.7),
+    # and so does the deprecated refunds table (0.45 × 1.15).
+    assert [c.table for c in picked] == ["shop.orders", "shop.customers", "shop.refunds"]
+    assert "joins a chosen table" in picked[1].reasons
+    assert [c.table for c in choose(candidates, graph, RankSettings(relative_cutoff=0.7))] == [
+        "shop.orders"
+    ]
+
+
+def test_spider2_loader(tmp_path: Path) -> None:
+    tables = [
+        {"name": f"p.ds.ga_sessions_2017070{d}", "columns": [
+            {"name": "visitId", "type": "INT64", "description": "visit"},
+            {"name": "channel", "type": "STRING", "description": None}],
+         "sample_rows": [{"visitId": 1, "channel": "Organic Search"}]}
+        for d in (1, 2)
+    ]  # fmt: skip
+    notes = {"name": "p.ds.notes", "table_description": "Notes."}
+    db = {"db_id": "ga", "engine": "bigquery", "tables": tables,
+          "tables_without_column_info": [notes]}  # fmt: skip
+    with gzip.open(tmp_path / "databases.jsonl.gz", "wt") as handle:
+        handle.write(json.dumps(db) + "\n")
+    question = {"instance_id": "q1", "db_id": "ga", "question": "visits in July?",
+                "external_knowledge": None, "gold_tables": [t["name"] for t in tables]}  # fmt: skip
+    (tmp_path / "questions.jsonl").write_text(json.dumps(question) + "\n")
+    loaded = load_databases(tmp_path)["ga"]
+    assert [t.name for t in loaded.graph.tables] == ["p.ds.ga_sessions_*", "p.ds.notes"]
+    assert loaded.graph.dialect == "bigquery" and len(loaded.tables) == 3
+    assert loaded.samples["p.ds.ga_sessions_20170701.channel"] == ["Organic Search"]
+    assert loaded.about["p.ds.notes"] == "Notes."
+    (q,) = load_questions(tmp_path)
+    assert q.gold_tables == frozenset(t["name"] for t in tables) and q.knowledge == ""
