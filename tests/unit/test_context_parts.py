@@ -215,3 +215,24 @@ def test_spider2_loader(tmp_path: Path) -> None:
     assert loaded.about["p.ds.notes"] == "Notes."
     (q,) = load_questions(tmp_path)
     assert q.gold_tables == frozenset(t["name"] for t in tables) and q.knowledge == ""
+
+
+def test_path_example_and_glossary_documents() -> None:
+    from schemawise.index.cards import example_documents, glossary_documents, path_documents
+
+    graph = _shop()
+    paths = path_documents("s", graph)
+    assert [d.table for d in paths] == [
+        "shop.orders|shop.customers",
+        "shop.refunds|shop.orders",
+        "hr.staff|hr.dept",
+    ]
+    assert "orders.customer_id = customers.customer_id" in paths[0].text
+    assert "repeats them per orders row" in paths[0].text  # the aggregation warning
+    examples = example_documents("s", [("refunds per order", "SELECT …", ["shop.refunds"]),
+                                       ("no tables", "SELECT 1", [])])  # fmt: skip
+    assert [d.table for d in examples] == ["shop.refunds"]
+    glossary = glossary_documents(
+        "s", graph, [("net revenue", "SUM(shop.orders.amt) minus refunds.amount"), ("x", "y")]
+    )
+    assert [d.table for d in glossary] == ["shop.orders|shop.refunds"]

@@ -64,7 +64,7 @@ def usage_from_log(entries: Iterable[QueryLogEntry], graph: SchemaGraph) -> Usag
     pairs: Counter[str] = Counter()
     by_set: dict[tuple[str, ...], list[str]] = {}
     for entry in entries:
-        read = _tables_and_columns(entry.sql, graph)
+        read = tables_and_columns(entry.sql, graph)
         if read is None:
             usage.failed += 1
             continue
@@ -82,7 +82,7 @@ def usage_from_log(entries: Iterable[QueryLogEntry], graph: SchemaGraph) -> Usag
     return usage
 
 
-def _tables_and_columns(sql: str, graph: SchemaGraph) -> tuple[set[str], set[str]] | None:
+def tables_and_columns(sql: str, graph: SchemaGraph) -> tuple[set[str], set[str]] | None:
     try:
         tree = sqlglot.parse_one(sql, read=graph.dialect or None)
         if not isinstance(tree, exp.Query | exp.DML):

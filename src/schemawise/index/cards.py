@@ -11,7 +11,10 @@ from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph, Table
 from schemawise.graph.naming import split_identifier
 
-Kind = Literal["table", "column", "path", "source", "ddl"]
+Kind = Literal["table", "column", "path", "example", "glossary", "source", "ddl"]
+
+# Path, example and glossary documents name several tables: joined by this in `table`.
+TABLE_SEPARATOR = "|"
 
 
 @dataclass
@@ -115,6 +118,109 @@ def source_card(source: str, graph: SchemaGraph) -> Document:
     )  # fmt: skip
 
 
+_CARDINALITY_WORDS = {
+    "many_to_one": "many to one",
+    "one_to_one": "one to one",
+    "many_to_many": "many to many",
+}
+
+
+def path_documents(source: str, graph: SchemaGraph) -> list[Document]:
+    """A document per pair of tables one join apart, and per pair related through a bridge
+    table (two joins): which tables, on which keys, with what cardinality and grain. Questions
+    that name two things ("customers who returned products") match the path between them."""
+    docs = []
+    for edge in graph.edges:
+        if edge.child_table == edge.parent_table:
+            continue
+        child, parent = (t.rsplit(".", 1)[-1] for t in (edge.child_table, edge.parent_table))
+        how = _CARDINALITY_WORDS.get(edge.cardinality, edge.cardinality)
+        if edge.via is not None:
+            bridge = edge.via.rsplit(".", 1)[-1]
+            text = (
+                f"{words(child)} and {words(parent)} are related {how} through "
+                f"{words(bridge)}: join each to {words(bridge)} and count distinct rows."
+            )
+            tables = [edge.child_table, edge.via, edge.parent_table]
+        else:
+            on = ", ".join(
+                f"{child}.{c} = {parent}.{p}"
+                for c, p in zip(edge.child_columns, edge.parent_columns, strict=True)
+            )
+            text = (
+                f"{words(child)} joined to {words(parent)} on {on} ({how}): each "
+                f"{words(child)} row has one {words(parent)}; aggregating {words(parent)} "
+                f"values after this join repeats them per {words(child)} row."
+                if edge.cardinality == "many_to_one"
+                else f"{words(child)} joined to {words(parent)} on {on} ({how})."
+            )
+            tables = [edge.child_table, edge.parent_table]
+        name = TABLE_SEPARATOR.join(tables)
+        doc = Document(
+            id=f"{source}:path:{name}",
+            source=source,
+            kind="path",
+            table=name,
+            column=None,
+            text=text,
+            lexical=f"{words(child)} {words(parent)}",
+            fingerprint=_fingerprint(text),
+        )  # fmt: skip
+        docs.append(doc)
+    return list({d.id: d for d in docs}.values())
+
+
+def example_documents(source: str, examples: list[tuple[str, str, list[str]]]) -> list[Document]:
+    """Example question → SQL pairs (the overlay's, or logged queries), searchable by their
+    question; `tables` are the graph tables the SQL reads."""
+    docs = []
+    for number, (question, sql, tables) in enumerate(examples):
+        if not tables:
+            continue
+        text = f"{question}\n{sql}" if question else sql
+        doc = Document(
+            id=f"{source}:example:{number}",
+            source=source,
+            kind="example",
+            table=TABLE_SEPARATOR.join(tables),
+            column=None,
+            text=text,
+            lexical=text,
+            fingerprint=_fingerprint(text),
+        )  # fmt: skip
+        docs.append(doc)
+    return docs
+
+
+def glossary_documents(
+    source: str, graph: SchemaGraph, terms: list[tuple[str, str]]
+) -> list[Document]:
+    """Business definitions and jargon, each tied to the tables its text names."""
+    docs = []
+    for number, (term, meaning) in enumerate(terms):
+        lowered = f"{term} {meaning}".lower()
+        tables = [
+            t.name
+            for t in graph.tables
+            if t.name.lower() in lowered or f" {t.name.rsplit('.', 1)[-1].lower()}." in lowered
+        ]
+        if not tables:
+            continue
+        text = f"{term}: {meaning}"
+        doc = Document(
+            id=f"{source}:glossary:{number}",
+            source=source,
+            kind="glossary",
+            table=TABLE_SEPARATOR.join(tables),
+            column=None,
+            text=text,
+            lexical=text,
+            fingerprint=_fingerprint(text),
+        )  # fmt: skip
+        docs.append(doc)
+    return docs
+
+
 def documents(
     source: str,
     graph: SchemaGraph,
@@ -142,6 +248,7 @@ def documents(
                     _samples_of(samples, table, column.name),
                 )
             )
+    docs.extend(path_documents(source, graph))
     return docs
 
 

@@ -16,13 +16,18 @@ from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
 from schemawise.enrich.metadata import Metadata, from_dbt, from_overlay
 from schemawise.enrich.profile import profile_source
-from schemawise.enrich.usage import usage_from_log
+from schemawise.enrich.usage import tables_and_columns, usage_from_log
 from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.infer import read_query_log
 from schemawise.graph.model import SchemaGraph
 from schemawise.index import store
-from schemawise.index.cards import documents
+from schemawise.index.cards import (
+    Document,
+    documents,
+    example_documents,
+    glossary_documents,
+)
 from schemawise.index.embed import get_embedder
 
 SOURCES_SQL = """
@@ -81,6 +86,7 @@ def index_source(
     described = from_description_csvs(dictionary) if dictionary else {}
     described.update(describe_columns(graph, meta))
     docs = documents(name, graph, described, about_tables(graph, meta), sample_values(meta))
+    docs += metadata_documents(name, graph, meta)
     embedder = get_embedder()
     with psycopg.connect(index_url) as conn:
         store.ensure_schema(conn, embedder.dim)
@@ -114,6 +120,24 @@ def index_source(
         removed=counts.removed,
         seconds=round(time.perf_counter() - started, 3),
     )
+
+
+# Logged queries indexed as examples, at most: the log's shortest query per set of tables.
+MAX_LOGGED_EXAMPLES = 200
+
+
+def metadata_documents(name: str, graph: SchemaGraph, meta: Metadata) -> list[Document]:
+    """Example and glossary documents: the overlay's examples, logged queries, definitions
+    and jargon, each tied to the tables it is about."""
+    examples: list[tuple[str, str, list[str]]] = []
+    for example in meta.examples:
+        read = tables_and_columns(example.sql, graph)
+        examples.append((example.question, example.sql, sorted(read[0]) if read else []))
+    if meta.usage is not None:
+        logged = sorted(meta.usage.examples, key=lambda q: len(q.sql))[:MAX_LOGGED_EXAMPLES]
+        examples += [("", q.sql, q.tables) for q in logged]
+    terms = [(d.name, d.text) for d in meta.definitions] + list(meta.jargon.items())
+    return example_documents(name, examples) + glossary_documents(name, graph, terms)
 
 
 def sample_values(meta: Metadata) -> dict[str, list[str]]:

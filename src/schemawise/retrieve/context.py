@@ -17,6 +17,7 @@ from schemawise.graph.model import SchemaGraph
 from schemawise.graph.naming import singular, split_identifier
 from schemawise.graph.paths import connecting_tree
 from schemawise.index import store
+from schemawise.index.cards import TABLE_SEPARATOR
 from schemawise.index.embed import Embedder
 from schemawise.prune.columns import PruneInput, join_keys_of, prune
 from schemawise.rank.structural import Candidate, Ranker, RankSettings, apply_metadata, choose
@@ -31,6 +32,8 @@ _STOP = frozenset(
     }
 )  # fmt: skip
 
+
+SEARCHED_KINDS = ("table", "column", "path", "example", "glossary", "source")
 
 # How many of a database's best-matching documents decide which database a question is about.
 TOP_HITS = 2
@@ -70,6 +73,8 @@ class ContextSettings:
     # A table joins the pack when its score is at least this share of the best table's.
     relative_cutoff: float = 0.35
     column_weight: float = 0.6
+    # Share of a path, example or glossary document's score each table it names receives.
+    multi_table_weight: float = 0.3
     name_bonus: float = 0.02
     budget: int | None = None  # tokens
     # An optional second opinion on the chosen tables (an LLM, a cross-encoder); see rank/.
@@ -107,7 +112,7 @@ def build_context(
     text = f"{question} {evidence}".strip()
     vector = embedder.embed([text])[0]
     hits = store.search(
-        conn, text, vector, kinds=("table", "column", "source"), sources=sources,
+        conn, text, vector, kinds=SEARCHED_KINDS, sources=sources,
         n=settings.candidates,
     )  # fmt: skip
     # Only sources whose graph is at hand can be connected and pruned (the index may also hold
@@ -127,6 +132,11 @@ def build_context(
             continue  # votes for its database below, names no table
         elif hit.kind == "column" and hit.column:
             column_hits[key].append((hit.column, hit.score))
+        elif hit.kind in ("path", "example", "glossary"):
+            # A document about several tables lends each of them a share of its score.
+            for named in hit.table.split(TABLE_SEPARATOR):
+                scores[(hit.source, named)] += settings.multi_table_weight * hit.score
+                reasons[(hit.source, named)].append(f"{hit.kind} document matched")
     for key, cols in column_hits.items():
         best = sorted((s for _, s in cols), reverse=True)[:3]
         scores[key] += settings.column_weight * sum(best)
