@@ -157,7 +157,7 @@ def build_context(
         by_source[hit.source].append(hit.score)
     if not by_source:  # nothing current matched: an empty pack, not a guess
         return ContextPack(question=question)
-    source = max(by_source, key=lambda s: sum(sorted(by_source[s], reverse=True)[:TOP_HITS]))
+    source = _choose_source(by_source, scores)
     graph = graphs[source]
     meta = (metadata or {}).get(source)
     candidates = [
@@ -215,6 +215,27 @@ def build_context(
             f"{source} is small ({len(graph.tables)} tables): sending it whole is an option."
         )
     return pack
+
+
+# Weight of the table evidence against the raw hits when choosing a database (measured on
+# Spider and BIRD dev with every database pooled: docs/benchmarks.md).
+TABLE_VOTE = 0.25
+
+
+def _choose_source(by_source: dict[str, list[float]], scores: dict[tuple[str, str], float]) -> str:
+    """The database a question is about: its best TOP_HITS document scores (many matching
+    documents) plus a share of its best two tables' scores (cards, columns and paths agreeing
+    on the same tables), each normalised by the best database's."""
+    tables: dict[str, list[float]] = defaultdict(list)
+    for (src, _), score in scores.items():
+        tables[src].append(score)
+    hits = {s: sum(sorted(v, reverse=True)[:TOP_HITS]) for s, v in by_source.items()}
+    agreed = {s: sum(sorted(tables.get(s, [0.0]), reverse=True)[:2]) for s in by_source}
+    top_hits, top_tables = max(hits.values()) or 1.0, max(agreed.values()) or 1.0
+    return max(
+        sorted(by_source),
+        key=lambda s: hits[s] / top_hits + TABLE_VOTE * agreed[s] / top_tables,
+    )
 
 
 def _add_metadata(pack: ContextPack, meta: Metadata, asked: set[str]) -> None:
