@@ -374,17 +374,19 @@ def index_command(
     overlay: Annotated[
         Path | None, typer.Option("--overlay", help="schemawise.yml overlay file.")
     ] = None,
+    no_profile: Annotated[
+        bool, typer.Option("--no-profile", help="Do not sample the data for profiles.")
+    ] = False,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Index a database's schema (cards, column documents) for `context`."""
+    """Index a database's schema (cards, columns, join paths, examples) for `context`."""
     from schemawise.index.sources import index_source
 
     with progress(not as_json) as say:
-        say("extracting and indexing")
         report = index_source(
             _index_url(index_url), url, name, dictionary=dictionary, query_log=query_log,
-            dbt=dbt, overlay=overlay,
+            dbt=dbt, overlay=overlay, profile=not no_profile, progress=say,
         )  # fmt: skip
     _emit(report.to_dict(), as_json)
 
@@ -402,7 +404,7 @@ def sync(
     """Re-extract indexed sources; re-embed only the documents that changed; bump versions."""
     import psycopg
 
-    from schemawise.index.sources import index_source, list_sources
+    from schemawise.index.sources import index_source, list_sources, stored_options
 
     target = _index_url(index_url)
     with psycopg.connect(target) as conn:
@@ -421,7 +423,12 @@ def sync(
                 f"The stored URL of {entry['source']} has its password removed.",
                 "Pass the full URL with --url.",
             )
-        reports.append(index_source(target, where, entry["source"]).to_dict())
+        # The same dbt project, overlay, dictionary and log as when it was indexed.
+        with progress(not as_json) as say:
+            report = index_source(
+                target, where, entry["source"], progress=say, **stored_options(entry)
+            )
+        reports.append(report.to_dict())
     _emit({"synced": reports}, as_json)
 
 

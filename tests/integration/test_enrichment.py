@@ -106,3 +106,29 @@ def test_index_with_query_log_and_profiles_changes_the_pack(
     assert tier[("tickets", "opened_at")] == 1
     assert {t.name for t in pack.tables} == {"tickets", "agents"}
     assert any("SELECT a.name" in e for e in pack.examples)  # a logged query as the example
+
+
+def test_sync_reuses_the_enrichment_it_was_indexed_with(embedded_url: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from schemawise.cli import app
+
+    path = tmp_path / "kept.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (note_id INTEGER PRIMARY KEY, body TEXT)")
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"sql": "SELECT body FROM notes"}) + "\n")
+    runner = CliRunner()
+    first = runner.invoke(
+        app, ["index", f"sqlite:///{path}", "--name", "kept", "--query-log", str(log),
+              "--index-url", embedded_url, "--json"],
+    )  # fmt: skip
+    assert first.exit_code == 0, first.output
+    with sqlite3.connect(path) as conn:
+        conn.execute("ALTER TABLE notes ADD COLUMN title TEXT")
+    synced = runner.invoke(app, ["sync", "kept", "--index-url", embedded_url, "--json"])
+    assert synced.exit_code == 0, synced.output
+    assert json.loads(synced.stdout)["synced"][0]["embedded"] >= 1
+    with psycopg.connect(embedded_url) as conn:
+        meta = load_metadata(conn, ["kept"])["kept"]
+    assert meta.usage is not None and meta.usage.tables == {"notes": 1}

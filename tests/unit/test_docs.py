@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from schemawise.cli import app
 from schemawise.graph.model import Column, Edge, Evidence, Problem, SchemaGraph, Table
 from schemawise.graph.paths import JoinPath, PathEdge
+from schemawise.retrieve.context import ColumnChoice, ContextPack, TableChoice
 from schemawise.validate.check import CheckResult
 from schemawise.validate.problems import SqlProblem
 
@@ -45,6 +46,9 @@ def test_every_command_is_in_the_readme(command: str) -> None:
         PathEdge,
         CheckResult,
         SqlProblem,
+        ContextPack,
+        TableChoice,
+        ColumnChoice,
     ],
 )
 def test_every_contract_field_is_documented(model: type[BaseModel]) -> None:

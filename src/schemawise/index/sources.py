@@ -3,6 +3,8 @@ documents — what `context` reads and `sync` compares against."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ CREATE TABLE IF NOT EXISTS schemawise.index_sources (
     indexed_at timestamptz NOT NULL DEFAULT now()
 );
 ALTER TABLE schemawise.index_sources ADD COLUMN IF NOT EXISTS metadata jsonb;
+ALTER TABLE schemawise.index_sources ADD COLUMN IF NOT EXISTS options jsonb;
 """
 
 
@@ -68,13 +71,27 @@ def index_source(
     dbt: Path | None = None,
     overlay: Path | None = None,
     profile: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> IndexReport:
+    """Extract, enrich and index one source. The enrichment inputs are stored with it, so
+    that `sync` re-reads the same dbt project, overlay, dictionary and log."""
     import time
 
+    say = progress or (lambda _: None)
     started = time.perf_counter()
+    options = {
+        "dictionary": str(dictionary) if dictionary else None,
+        "query_log": str(query_log) if query_log else None,
+        "dbt": str(dbt) if dbt else None,
+        "overlay": str(overlay) if overlay else None,
+        "profile": profile,
+    }
+    say("extracting the schema graph")
     log = read_query_log(query_log) if query_log else None
     with connect(url) as source:
         graph = extract_graph(source, ExtractOptions(query_log=log, budget_seconds=30))
+        if profile:
+            say("profiling the data")
         profiles = profile_source(source, graph) if profile else {}
     name = name or _default_name(url)
     meta = Metadata(profiles=profiles, usage=usage_from_log(log, graph) if log else None)
@@ -94,12 +111,13 @@ def index_source(
         previous = conn.execute(
             "SELECT version FROM schemawise.index_sources WHERE source = %s", (name,)
         ).fetchone()
-        counts = store.replace_source(conn, name, docs, embedder, graph.version)
+        counts = store.replace_source(conn, name, docs, embedder, graph.version, say)
         conn.execute(
             "INSERT INTO schemawise.index_sources (source, url, version, graph, documents, "
-            "metadata) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (source) DO UPDATE SET "
-            "url = EXCLUDED.url, version = EXCLUDED.version, graph = EXCLUDED.graph, "
-            "documents = EXCLUDED.documents, metadata = EXCLUDED.metadata, indexed_at = now()",
+            "metadata, options) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (source) DO "
+            "UPDATE SET url = EXCLUDED.url, version = EXCLUDED.version, graph = EXCLUDED.graph, "
+            "documents = EXCLUDED.documents, metadata = EXCLUDED.metadata, "
+            "options = EXCLUDED.options, indexed_at = now()",
             (
                 name,
                 redact(url),
@@ -107,6 +125,7 @@ def index_source(
                 graph.to_json(indent=None),
                 len(docs),
                 meta.model_dump_json(),
+                json.dumps(options),
             ),
         )
         conn.commit()
@@ -187,13 +206,27 @@ def list_sources(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
     exists = conn.execute("SELECT to_regclass('schemawise.index_sources') IS NOT NULL").fetchone()
     if not exists or not exists[0]:
         return []
+    conn.execute(SOURCES_SQL)  # an index made by an older release gains the new columns
     rows = conn.execute(
         "SELECT source, url, version, documents, indexed_at, "
-        "jsonb_array_length(graph->'tables'), jsonb_array_length(graph->'edges') "
-        "FROM schemawise.index_sources ORDER BY source"
+        "jsonb_array_length(graph->'tables'), jsonb_array_length(graph->'edges'), "
+        "coalesce(options, '{}'::jsonb) FROM schemawise.index_sources ORDER BY source"
     ).fetchall()
     return [
         {"source": r[0], "url": r[1], "version": r[2], "documents": r[3], "indexed_at": r[4],
-         "tables": r[5], "edges": r[6]}
+         "tables": r[5], "edges": r[6], "options": r[7]}
         for r in rows
     ]  # fmt: skip
+
+
+def stored_options(entry: dict[str, Any]) -> dict[str, Any]:
+    """`index_source` keyword arguments from a listed source's stored options."""
+    options = entry.get("options") or {}
+    out: dict[str, Any] = {
+        key: Path(options[key])
+        for key in ("dictionary", "query_log", "dbt", "overlay")
+        if options.get(key)
+    }
+    if "profile" in options:
+        out["profile"] = bool(options["profile"])
+    return out

@@ -3,7 +3,7 @@ one SQL statement that fuses the lexical and dense rankings (reciprocal rank fus
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +96,7 @@ def replace_source(
     docs: Sequence[Document],
     embedder: Embedder,
     version: str | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> WriteCounts:
     """Write a source's documents, embedding only those whose text changed (by fingerprint),
     and stamp them all with the schema version they describe."""
@@ -111,6 +112,8 @@ def replace_source(
     if removed:
         conn.execute("DELETE FROM schemawise.index_documents WHERE id = ANY(%s)", (removed,))
     for start in range(0, len(changed), 512):
+        if progress is not None:
+            progress(f"embedding documents {start}/{len(changed)}")
         batch = changed[start : start + 512]
         vectors = embedder.embed([d.text for d in batch])
         with conn.cursor() as cursor:
