@@ -169,14 +169,19 @@ def model_spec(model: str | None = None) -> str:
 
 
 def get_embedder(model: str | None = None) -> Embedder:
-    """`wordllama-l2-256` (default), or `openai:<model>:<dim>` with SCHEMAWISE_OPENAI_BASE_URL
-    and SCHEMAWISE_OPENAI_API_KEY (or OPENAI_API_KEY)."""
+    """`wordllama-l2-256` (default), `all-minilm-l6-v2` (local, numpy), or
+    `openai:<model>:<dim>` with SCHEMAWISE_OPENAI_BASE_URL and SCHEMAWISE_OPENAI_API_KEY (or
+    OPENAI_API_KEY)."""
     model = model_spec(model)
     if model in _CACHE:
         return _CACHE[model]
     embedder: Embedder
     if model == DEFAULT_MODEL:
         embedder = WordLlamaEmbedder()
+    elif model == "all-minilm-l6-v2":
+        from schemawise.index.minilm import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder()
     elif model.startswith("openai:"):
         parts = model.split(":")
         if len(parts) != 3 or not parts[2].isdigit():
@@ -194,7 +199,7 @@ def get_embedder(model: str | None = None) -> Embedder:
     else:
         raise EmbeddingError(
             f"Unknown embedding model {model!r}.",
-            f"Use {DEFAULT_MODEL} (local) or openai:<model>:<dimension>.",
+            f"Use {DEFAULT_MODEL} (local), all-minilm-l6-v2 (local) or openai:<model>:<dimension>.",
             retryable=False,
         )
     _CACHE[model] = embedder
