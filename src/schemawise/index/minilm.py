@@ -123,7 +123,8 @@ class MiniLMEmbedder:
 
         def project(name: str) -> np.ndarray:
             y = x @ w[f"{p}attention.self.{name}.weight"].T + w[f"{p}attention.self.{name}.bias"]
-            return y.reshape(batch, length, HEADS, size).transpose(0, 2, 1, 3)
+            heads: np.ndarray = y.reshape(batch, length, HEADS, size).transpose(0, 2, 1, 3)
+            return heads
 
         q, k, v = project("query"), project("key"), project("value")
         scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(size) + blocked
