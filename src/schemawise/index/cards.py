@@ -65,6 +65,11 @@ def table_card(
             label += f" ({described})"
         columns.append(label)
     head = f"{words(bare)} table"
+    # The schema (or dataset) often says what a table is about where its own name does not:
+    # `noaa_gsod.gsod*`, `crypto_bitcoin.transactions`, `hr.staff`.
+    schema = table.name.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in table.name else ""
+    if schema and schema.lower() not in ("main", "public", "dbo"):
+        head += f" in {words(schema)}"
     if table.shards:
         first, last = (t.rsplit(".", 1)[-1] for t in (table.shards[0], table.shards[-1]))
         head += f" ({len(table.shards)} sharded tables, {first} to {last})"
@@ -74,7 +79,7 @@ def table_card(
     text = f"{head}. Columns: {', '.join(columns)}."
     if relations:
         text += f" Related to: {', '.join(sorted(set(relations)))}."
-    lexical = " ".join([words(bare), bare, " ".join(columns)])
+    lexical = " ".join([words(bare), bare, words(schema) if schema else "", " ".join(columns)])
     return Document(
         id=f"{source}:table:{table.name}", source=source, kind="table", table=table.name,
         column=None, text=text, lexical=lexical, fingerprint=_fingerprint(text),
