@@ -236,3 +236,9 @@ def test_path_example_and_glossary_documents() -> None:
         "s", graph, [("net revenue", "SUM(shop.orders.amt) minus refunds.amount"), ("x", "y")]
     )
     assert [d.table for d in glossary] == ["shop.orders|shop.refunds"]
+
+
+def test_look_alike_tables_with_different_references_are_not_shards() -> None:
+    first = _table("customer_1", "id", "attr_1", "attr_2", "attr_3", "order_3_id")
+    second = _table("customer_2", "id", "attr_1", "attr_2", "attr_3", "product_5_id")
+    assert [len(g) for g in group_families([first, second])] == [1, 1]

@@ -11,6 +11,7 @@ from collections import defaultdict
 import networkx as nx
 
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
+from schemawise.graph.naming import KEY_WORDS, split_identifier
 
 _DIGITS = re.compile(r"\d+")
 
@@ -26,6 +27,22 @@ def family_pattern(name: str) -> str:
     head, _, last = name.rpartition(".")
     pattern = _DIGITS.sub("*", last)
     return f"{head}.{pattern}" if head else pattern
+
+
+def _keys(table: Table) -> set[str]:
+    return {
+        c.name.lower()
+        for c in table.columns
+        if (words := split_identifier(c.name)) and words[-1] in KEY_WORDS
+    }
+
+
+def _linked(a: Table, b: Table) -> bool:
+    """Shards share columns, and their key-like columns agree (one's are a subset of the
+    other's, as a growing schema adds some): `customer_1` referencing `order_3_id` and
+    `customer_2` referencing `product_5_id` are different tables that happen to look alike."""
+    keys_a, keys_b = _keys(a), _keys(b)
+    return _overlap(a, b) >= MIN_COLUMN_OVERLAP and (keys_a <= keys_b or keys_b <= keys_a)
 
 
 def _overlap(a: Table, b: Table) -> float:
@@ -44,7 +61,7 @@ def _largest_linked(members: list[Table]) -> list[Table]:
     linked.add_nodes_from(range(len(members)))
     for i in range(1, len(members)):
         for j in range(max(0, i - LINK_WINDOW), i):
-            if _overlap(members[i], members[j]) >= MIN_COLUMN_OVERLAP:
+            if _linked(members[i], members[j]):
                 linked.add_edge(i, j)
     components: list[set[int]] = list(nx.connected_components(linked))
     largest = max(components, key=lambda c: (len(c), -min(c)))
