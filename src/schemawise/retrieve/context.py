@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import psycopg
@@ -87,8 +88,9 @@ def question_words(text: str) -> set[str]:
     }
 
 
-def _name_words(name: str) -> set[str]:
-    return _words(name.rsplit(".", 1)[-1])
+@lru_cache(maxsize=65536)
+def _name_words(name: str) -> frozenset[str]:
+    return frozenset(_words(name.rsplit(".", 1)[-1]))
 
 
 def _words(identifier: str) -> set[str]:
