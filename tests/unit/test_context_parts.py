@@ -242,3 +242,21 @@ def test_look_alike_tables_with_different_references_are_not_shards() -> None:
     first = _table("customer_1", "id", "attr_1", "attr_2", "attr_3", "order_3_id")
     second = _table("customer_2", "id", "attr_1", "attr_2", "attr_3", "product_5_id")
     assert [len(g) for g in group_families([first, second])] == [1, 1]
+
+
+def test_current_table_joins_its_numbered_versions() -> None:
+    tables = [_table(n, "activity_id", "value", "units") for n in ("activities", "activities_23",
+              "activities_24")]  # fmt: skip
+    (group,) = group_families(tables)
+    assert [t.name for t in group] == ["activities", "activities_23", "activities_24"]
+
+
+def test_value_partitions_collapse_when_several_and_alike() -> None:
+    states = [_table(f"geo.census_tracts_{s}", "geo_id", "tract_ce", "area")
+              for s in ("alabama", "alaska", "ohio")]  # fmt: skip
+    pair = [_table(f"geo.zip_{s}", "zip", "area") for s in ("east", "west")]  # only two
+    unlike = [_table("geo.store_sales", "sale_id", "amount"), _table("geo.store_staff", "name"),
+              _table("geo.store_hours", "opens", "closes")]  # fmt: skip
+    graph = collapse(SchemaGraph(tables=[*states, *pair, *unlike]))
+    assert [t.name for t in graph.tables][0] == "geo.census_tracts_*"
+    assert len(graph.tables) == 1 + 2 + 3

@@ -19,6 +19,9 @@ _DIGITS = re.compile(r"\d+")
 # years); tables that differ by digits and share few columns are different things.
 MIN_COLUMN_OVERLAP = 0.3
 LINK_WINDOW = 3
+# Partitions named by a value (a state, a region) must look alike more closely, and be several.
+VARIANT_OVERLAP = 0.8
+MIN_VARIANTS = 3
 MIN_MEMBERS = 2
 
 
@@ -37,12 +40,12 @@ def _keys(table: Table) -> set[str]:
     }
 
 
-def _linked(a: Table, b: Table) -> bool:
+def _linked(a: Table, b: Table, overlap: float = MIN_COLUMN_OVERLAP) -> bool:
     """Shards share columns, and their key-like columns agree (one's are a subset of the
     other's, as a growing schema adds some): `customer_1` referencing `order_3_id` and
     `customer_2` referencing `product_5_id` are different tables that happen to look alike."""
     keys_a, keys_b = _keys(a), _keys(b)
-    return _overlap(a, b) >= MIN_COLUMN_OVERLAP and (keys_a <= keys_b or keys_b <= keys_a)
+    return _overlap(a, b) >= overlap and (keys_a <= keys_b or keys_b <= keys_a)
 
 
 def _overlap(a: Table, b: Table) -> float:
@@ -53,7 +56,7 @@ def _overlap(a: Table, b: Table) -> float:
     return len(left & right) / len(left | right)
 
 
-def _largest_linked(members: list[Table]) -> list[Table]:
+def _largest_linked(members: list[Table], overlap: float = MIN_COLUMN_OVERLAP) -> list[Table]:
     """The largest set of members chained by shared columns (single linkage): a schema that
     grows year by year still links each shard to the next. Members are in name order, so each
     is compared with its few predecessors only (linear in the number of shards)."""
@@ -61,7 +64,7 @@ def _largest_linked(members: list[Table]) -> list[Table]:
     linked.add_nodes_from(range(len(members)))
     for i in range(1, len(members)):
         for j in range(max(0, i - LINK_WINDOW), i):
-            if _linked(members[i], members[j]):
+            if _linked(members[i], members[j], overlap):
                 linked.add_edge(i, j)
     components: list[set[int]] = list(nx.connected_components(linked))
     largest = max(components, key=lambda c: (len(c), -min(c)))
@@ -76,13 +79,37 @@ def group_families(tables: list[Table]) -> list[list[Table]]:
             by_pattern[family_pattern(table.name)].append(table)
     groups: dict[str, list[Table]] = {}
     member_of: dict[str, str] = {}
+    by_name = {t.name.lower(): t for t in tables}
     for pattern, members in by_pattern.items():
         if len(members) < MIN_MEMBERS or any(m.kind != members[0].kind for m in members):
             continue
         shards = _largest_linked(sorted(members, key=lambda t: t.name))
-        if len(shards) >= MIN_MEMBERS:
-            groups[pattern] = shards
-            member_of.update({m.name: pattern for m in shards})
+        if len(shards) < MIN_MEMBERS:
+            continue
+        # `activities` beside `activities_23`, `activities_24`: the current version of the
+        # same table joins its family when it looks like the shards.
+        base = by_name.get(re.sub(r"_?\*$", "", pattern).lower())
+        if base is not None and base.kind == shards[0].kind and _linked(base, shards[-1]):
+            shards = [base, *shards]
+        groups[pattern] = shards
+        member_of.update({m.name: pattern for m in shards})
+    # Tables partitioned by a value in their name (`census_tracts_alabama` …
+    # `census_tracts_wyoming`): at least three, nearly the same columns, one varying last word.
+    by_stem: dict[tuple[str, str, str], list[Table]] = defaultdict(list)
+    for table in tables:
+        head, _, last = table.name.rpartition(".")
+        cut = last.rfind("_")
+        if table.name not in member_of and cut > 0:
+            by_stem[(head.lower(), last[:cut].lower(), table.kind)].append(table)
+    for (_, stem, _), members in by_stem.items():
+        if len(members) < MIN_VARIANTS:
+            continue
+        variants = _largest_linked(sorted(members, key=lambda t: t.name), VARIANT_OVERLAP)
+        if len(variants) >= MIN_VARIANTS:
+            name = variants[-1].name
+            pattern = f"{name[: name.rfind('.') + 1]}{name.rpartition('.')[2][: len(stem)]}_*"
+            groups[pattern] = variants
+            member_of.update({m.name: pattern for m in variants})
     out: list[list[Table]] = []
     emitted: set[str] = set()
     for table in tables:
@@ -93,6 +120,19 @@ def group_families(tables: list[Table]) -> list[list[Table]]:
             emitted.add(family)
             out.append(groups[family])
     return out
+
+
+def family_name(members: list[Table]) -> str:
+    """`ga_sessions_*` for digit shards; `census_tracts_*` for value partitions."""
+    newest = members[-1]
+    pattern = family_pattern(newest.name)
+    if "*" in pattern:
+        return pattern
+    # Value partitions share everything in the last part but its last word (how they were
+    # grouped): `census_tracts_wyoming` → `census_tracts_*`.
+    head, _, last = newest.name.rpartition(".")
+    stem = last[: last.rfind("_")] if "_" in last else last
+    return f"{head}.{stem}_*" if head else f"{stem}_*"
 
 
 def family_table(members: list[Table]) -> Table:
@@ -109,7 +149,7 @@ def family_table(members: list[Table]) -> Table:
     rows = [m.row_count for m in members if m.row_count is not None]
     return newest.model_copy(
         update={
-            "name": family_pattern(newest.name),
+            "name": family_name(members),
             "columns": columns,
             "row_count": sum(rows) if rows else None,
             "shards": [m.name for m in members],
