@@ -21,3 +21,15 @@ def test_join_path_example(bench_dir: Path) -> None:
     assert "11 tables" in result.stdout
     assert "JOIN Track.GenreId = Genre.GenreId" in result.stdout
     assert "grain: one row per Track row" in result.stdout
+
+
+def test_context_pack_example(bench_dir: Path, schemawise_home: Path) -> None:
+    chinook = bench_dir / "chinook" / "chinook.sqlite"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "context_pack.py"), str(chinook),
+         "total invoice revenue per music genre"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    assert "indexed 11 tables" in result.stdout
+    assert "CREATE TABLE Genre" in result.stdout and "CREATE TABLE InvoiceLine" in result.stdout
+    assert "-- join: " in result.stdout and "tokens)" in result.stdout
