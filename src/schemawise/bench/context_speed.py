@@ -51,6 +51,7 @@ def run(
             latencies.append(time.perf_counter() - began)
         conn.execute("DELETE FROM schemawise.index_documents WHERE source = %s", (source,))
         conn.commit()
+        store.tidy(conn)
     return {
         "benchmark": "context-speed",
         "tables": tables,

@@ -196,6 +196,7 @@ def run(
             "DELETE FROM schemawise.index_documents WHERE source LIKE %s", (f"{dataset}/%",)
         )
         conn.commit()
+        store.tidy(conn)
         say("indexing")
         indexed = 0
         for db_id, database in databases.items():

@@ -145,7 +145,25 @@ def replace_source(
         (version, source),
     )
     conn.commit()
+    if len(changed) + len(removed) >= TIDY_AFTER:
+        tidy(conn)
     return WriteCounts(len(changed), len(removed), len(docs) - len(changed))
+
+
+# After this many rewritten or removed documents, the table is vacuumed: dead rows left by
+# re-indexing would otherwise make every search read more pages (autovacuum may lag).
+TIDY_AFTER = 2000
+
+
+def tidy(conn: psycopg.Connection[Any]) -> None:
+    """VACUUM (ANALYZE) the document table: outside a transaction, so briefly autocommit."""
+    previous = conn.autocommit
+    conn.commit()
+    conn.autocommit = True
+    try:
+        conn.execute("VACUUM (ANALYZE) schemawise.index_documents")
+    finally:
+        conn.autocommit = previous
 
 
 def current_versions(conn: psycopg.Connection[Any]) -> dict[str, str]:
@@ -161,6 +179,9 @@ def current_versions(conn: psycopg.Connection[Any]) -> dict[str, str]:
 # `attr` or `id` in a warehouse of generic names): it is left out of the lexical query, which
 # also keeps ranking cheap on large catalogs.
 COMMON_SHARE = 0.2
+# At most about this many documents matched by the lexical query (the sum of its words'
+# document frequencies).
+MAX_LEXICAL_MATCHES = 5000
 # Document frequencies by (sources, document count) and lexeme: a changed index has another
 # document count, so stale entries are never read.
 _DOCUMENT_FREQUENCY: dict[tuple[tuple[tuple[str, ...], int], str], int] = {}
@@ -204,11 +225,13 @@ def selective_lexemes(
             _DOCUMENT_FREQUENCY.clear()
         for lexeme, count in zip(unknown, row or [0] * len(unknown), strict=True):
             _DOCUMENT_FREQUENCY[(scope_key, lexeme)] = int(count)
-    kept = [
-        t
-        for t in lexemes
-        if total == 0 or _DOCUMENT_FREQUENCY[(scope_key, t)] <= COMMON_SHARE * total
-    ]
+    frequency = {t: _DOCUMENT_FREQUENCY[(scope_key, t)] for t in lexemes}
+    kept = [t for t in lexemes if total == 0 or frequency[t] <= COMMON_SHARE * total]
+    # Ranking reads every matching document: past a bound, the most common words go first
+    # (they tell the least apart), which keeps the lexical side fast on big catalogs.
+    kept.sort(key=lambda t: frequency[t])
+    while len(kept) > 1 and sum(frequency[t] for t in kept) > MAX_LEXICAL_MATCHES:
+        kept.pop()
     chosen = kept or lexemes
     return " | ".join("'" + t.replace("'", "''") + "'" for t in chosen)
 
