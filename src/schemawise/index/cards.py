@@ -175,26 +175,27 @@ def path_documents(source: str, graph: SchemaGraph) -> list[Document]:
     return list({d.id: d for d in docs}.values())
 
 
+def _multi_table_document(
+    source: str, kind: Kind, number: int, tables: list[str], text: str
+) -> Document:
+    """A document about several tables, found by its own words (example, glossary)."""
+    return Document(
+        id=f"{source}:{kind}:{number}", source=source, kind=kind,
+        table=TABLE_SEPARATOR.join(tables), column=None, text=text, lexical=text,
+        fingerprint=_fingerprint(text),
+    )  # fmt: skip
+
+
 def example_documents(source: str, examples: list[tuple[str, str, list[str]]]) -> list[Document]:
     """Example question → SQL pairs (the overlay's, or logged queries), searchable by their
     question; `tables` are the graph tables the SQL reads."""
-    docs = []
-    for number, (question, sql, tables) in enumerate(examples):
-        if not tables:
-            continue
-        text = f"{question}\n{sql}" if question else sql
-        doc = Document(
-            id=f"{source}:example:{number}",
-            source=source,
-            kind="example",
-            table=TABLE_SEPARATOR.join(tables),
-            column=None,
-            text=text,
-            lexical=text,
-            fingerprint=_fingerprint(text),
-        )  # fmt: skip
-        docs.append(doc)
-    return docs
+    return [
+        _multi_table_document(
+            source, "example", number, tables, f"{question}\n{sql}" if question else sql
+        )
+        for number, (question, sql, tables) in enumerate(examples)
+        if tables
+    ]
 
 
 def glossary_documents(
@@ -209,20 +210,10 @@ def glossary_documents(
             for t in graph.tables
             if t.name.lower() in lowered or f" {t.name.rsplit('.', 1)[-1].lower()}." in lowered
         ]
-        if not tables:
-            continue
-        text = f"{term}: {meaning}"
-        doc = Document(
-            id=f"{source}:glossary:{number}",
-            source=source,
-            kind="glossary",
-            table=TABLE_SEPARATOR.join(tables),
-            column=None,
-            text=text,
-            lexical=text,
-            fingerprint=_fingerprint(text),
-        )  # fmt: skip
-        docs.append(doc)
+        if tables:
+            docs.append(
+                _multi_table_document(source, "glossary", number, tables, f"{term}: {meaning}")
+            )
     return docs
 
 
