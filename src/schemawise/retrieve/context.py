@@ -20,7 +20,7 @@ from schemawise.graph.paths import connecting_tree
 from schemawise.index import store
 from schemawise.index.cards import TABLE_SEPARATOR
 from schemawise.index.embed import Embedder
-from schemawise.prune.columns import PruneInput, join_keys_of, prune
+from schemawise.prune.columns import ColumnFilter, PruneInput, join_keys_of, prune
 from schemawise.rank.structural import Candidate, Ranker, RankSettings, apply_metadata, choose
 
 _STOP = frozenset(
@@ -80,6 +80,8 @@ class ContextSettings:
     budget: int | None = None  # tokens
     # An optional second opinion on the chosen tables (an LLM, a cross-encoder); see rank/.
     ranker: Ranker | None = None
+    # An optional cheap pass over the pruned columns (an LLM); see prune/.
+    column_filter: ColumnFilter | None = None
 
 
 def question_words(text: str) -> set[str]:
@@ -202,7 +204,15 @@ def build_context(
         name: [c for c, _ in sorted(column_hits.get((source, name), []), key=lambda x: -x[1])]
         for name in tables
     }
-    picks = prune(PruneInput(graph, tables, text, asked, retrieved, join_keys_of(paths), meta))
+    join_keys = join_keys_of(paths)
+    picks = prune(PruneInput(graph, tables, text, asked, retrieved, join_keys, meta))
+    if settings.column_filter is not None:
+        # Keys stay whatever the filter says: without them the joins cannot be written.
+        keys = join_keys | {
+            (t.name, k) for t in graph.tables if t.name in tables for k in t.primary_key
+        }
+        kept = settings.column_filter(question, picks)
+        picks = [p for p in picks if p in kept or (p.table, p.name) in keys]
     pack.columns = [
         ColumnChoice(table=p.table, name=p.name, tier=p.tier, reason=p.why) for p in picks
     ]
