@@ -2,6 +2,10 @@
 and the metadata say which of them belong together. The weights are modest and documented
 (docs/graph.md, "Ranking") so that retrieval still decides and structure breaks near-ties.
 
+Every candidate first gains 5% per question word its name or matched columns cover (up to
+three words): a table matching several of the question's words is likelier to be needed than
+one matching a single word very well.
+
 Tables are chosen greedily. The best-scoring table is first; each next pick maximises
 
     score × deprecation × certification × joinability × redundancy × affinity
@@ -36,6 +40,7 @@ JOINS_CHOSEN = 1.15
 UNJOINABLE = 0.7
 REDUNDANT = 0.8
 AFFINITY = 0.3
+COVERAGE = 0.05
 
 
 @dataclass
@@ -82,6 +87,9 @@ def choose(
 ) -> list[Candidate]:
     """The tables of the pack, best first (see the module docstring for the rule)."""
     settings = settings or RankSettings()
+    if COVERAGE:
+        for candidate in candidates:
+            candidate.score *= 1 + COVERAGE * min(len(candidate.terms), 3)
     pool = sorted(candidates, key=lambda c: (-c.score, c.table))[: settings.pool + 1]
     if not pool:
         return []
