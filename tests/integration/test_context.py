@@ -133,3 +133,45 @@ def test_ranker_and_column_filter_hooks(embedded_url: str, shopdb: Path) -> None
     assert [t.name for t in pack.tables] == ["products"]
     # The filter dropped every column but keys, which stay so the SQL can still be written.
     assert [c.name for c in pack.columns] == ["product_id"]
+
+
+MUSIC = """
+CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, citizenship TEXT,
+                     birth_year INTEGER, net_worth REAL);
+CREATE TABLE song (song_id INTEGER PRIMARY KEY, singer_id INTEGER REFERENCES singer,
+                   title TEXT, sales REAL);
+"""
+CONCERTS = """
+CREATE TABLE stadium (stadium_id INTEGER PRIMARY KEY, name TEXT, capacity INTEGER);
+CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER,
+                     song_name TEXT, song_release_year TEXT);
+CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, concert_name TEXT, year TEXT,
+                      stadium_id INTEGER REFERENCES stadium);
+CREATE TABLE singer_in_concert (concert_id INTEGER REFERENCES concert,
+                                singer_id INTEGER REFERENCES singer);
+"""
+
+
+def test_pooled_sources_choose_the_one_with_the_questions_words(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    for name, script in (("music", MUSIC), ("concerts", CONCERTS)):
+        with sqlite3.connect(tmp_path / f"{name}.sqlite") as conn:
+            conn.executescript(script)
+        index_source(embedded_url, f"sqlite:///{tmp_path / name}.sqlite", name)
+    with psycopg.connect(embedded_url) as conn:
+        graphs = load_graphs(conn, ["music", "concerts"])
+        # Both have singers; only one knows citizenship and birth year.
+        pack = build_context(
+            conn, "What are the birth year and citizenship of singers?", graphs,
+            get_embedder(), sources=["music", "concerts"],
+        )  # fmt: skip
+        assert pack.source == "music"
+        assert next(t.name for t in pack.tables) == "singer"
+        vocabulary = dict(
+            conn.execute(
+                "SELECT source, count(*) FROM schemawise.index_vocabulary "
+                "WHERE lexeme = 'citizenship' GROUP BY source"
+            ).fetchall()
+        )
+        assert set(vocabulary) == {"music"}

@@ -18,6 +18,7 @@ from schemawise.graph.infer import QueryLogEntry
 from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
 from schemawise.prune.columns import PruneInput, has_time_phrase, prune
 from schemawise.rank.structural import Candidate, RankSettings, apply_metadata, choose
+from schemawise.retrieve.context import _choose_source, _coverage, _with_compounds
 
 
 def _table(name: str, *columns: str, pk: str | None = None) -> Table:
@@ -260,3 +261,24 @@ def test_value_partitions_collapse_when_several_and_alike() -> None:
     graph = collapse(SchemaGraph(tables=[*states, *pair, *unlike]))
     assert graph.tables[0].name == "geo.census_tracts_*"
     assert len(graph.tables) == 1 + 2 + 3
+
+
+def test_compounds_join_adjacent_words() -> None:
+    text = _with_compounds("grades of high school students")
+    assert "highschool" in text.split() and "grades of high school students" in text
+
+
+def test_coverage_weights_rare_words_over_common_ones() -> None:
+    found = {"music": {"singer", "citizenship"}, "concerts": {"singer"}}
+    coverage = _coverage(found, in_scope=2)
+    assert coverage["music"] == pytest.approx(1.0)
+    # "singer" is in both sources, so it weighs less than "citizenship", found in one.
+    assert 0.0 < coverage["concerts"] < 0.5
+
+
+def test_coverage_can_overturn_more_hits() -> None:
+    by_source = {"concerts": [0.016, 0.015, 0.014], "music": [0.013, 0.012]}
+    scores = {("concerts", "singer"): 0.12, ("music", "singer"): 0.10}
+    assert _choose_source(by_source, scores) == "concerts"
+    coverage = _coverage({"music": {"singer", "citizenship"}, "concerts": {"singer"}}, 2)
+    assert _choose_source(by_source, scores, coverage) == "music"

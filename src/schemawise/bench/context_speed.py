@@ -29,8 +29,7 @@ def run(
     url = ensure_started()
     with psycopg.connect(url) as conn:
         store.ensure_schema(conn, embedder.dim)
-        conn.execute("DELETE FROM schemawise.index_documents WHERE source = %s", (source,))
-        conn.commit()
+        store.remove_sources(conn, source)
         say(f"indexing {tables} tables")
         started = time.perf_counter()
         docs = documents(source, graph)
@@ -49,8 +48,7 @@ def run(
             began = time.perf_counter()
             build_context(conn, question, {source: graph}, embedder, sources=[source])
             latencies.append(time.perf_counter() - began)
-        conn.execute("DELETE FROM schemawise.index_documents WHERE source = %s", (source,))
-        conn.commit()
+        store.remove_sources(conn, source)
         store.tidy(conn)
     return {
         "benchmark": "context-speed",

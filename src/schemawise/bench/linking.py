@@ -192,10 +192,7 @@ def run(
     started = time.perf_counter()
     with psycopg.connect(url) as conn:
         store.ensure_schema(conn, embedder.dim)
-        conn.execute(
-            "DELETE FROM schemawise.index_documents WHERE source LIKE %s", (f"{dataset}/%",)
-        )
-        conn.commit()
+        store.remove_sources(conn, f"{dataset}/%")
         store.tidy(conn)
         say("indexing")
         indexed = 0

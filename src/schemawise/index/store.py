@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg import sql
 
 from schemawise.index.cards import Document
 from schemawise.index.embed import Embedder
@@ -35,6 +36,15 @@ CREATE INDEX IF NOT EXISTS index_documents_hnsw ON schemawise.index_documents
 CREATE INDEX IF NOT EXISTS index_documents_gin ON schemawise.index_documents USING gin (tsv);
 CREATE INDEX IF NOT EXISTS index_documents_source ON schemawise.index_documents (source, kind);
 ALTER TABLE schemawise.index_documents ADD COLUMN IF NOT EXISTS schema_version text;
+-- Each source's words and in how many of its documents they occur: which database a question
+-- is about is partly which one has the question's words at all (vocabulary_coverage).
+CREATE TABLE IF NOT EXISTS schemawise.index_vocabulary (
+    source     text NOT NULL,
+    lexeme     text NOT NULL,
+    documents  integer NOT NULL,
+    PRIMARY KEY (lexeme, source)
+);
+CREATE INDEX IF NOT EXISTS index_vocabulary_source ON schemawise.index_vocabulary (source);
 """
 
 SEARCH_SQL = """
@@ -144,10 +154,31 @@ def replace_source(
         "UPDATE schemawise.index_documents SET schema_version = %s WHERE source = %s",
         (version, source),
     )
+    if changed or removed:
+        _count_vocabulary(conn, source)
     conn.commit()
     if len(changed) + len(removed) >= TIDY_AFTER:
         tidy(conn)
     return WriteCounts(len(changed), len(removed), len(docs) - len(changed))
+
+
+def _count_vocabulary(conn: psycopg.Connection[Any], source: str) -> None:
+    conn.execute("DELETE FROM schemawise.index_vocabulary WHERE source = %s", (source,))
+    documents = sql.SQL(
+        "SELECT tsv FROM schemawise.index_documents WHERE source = {} AND kind <> 'ddl'"
+    ).format(sql.Literal(source))
+    conn.execute(
+        "INSERT INTO schemawise.index_vocabulary (source, lexeme, documents) "
+        "SELECT %s, word, ndoc FROM ts_stat(%s)",
+        (source, documents.as_string(conn)),
+    )
+
+
+def remove_sources(conn: psycopg.Connection[Any], pattern: str) -> None:
+    """Delete every document (and vocabulary) of the sources whose name is LIKE `pattern`."""
+    conn.execute("DELETE FROM schemawise.index_documents WHERE source LIKE %s", (pattern,))
+    conn.execute("DELETE FROM schemawise.index_vocabulary WHERE source LIKE %s", (pattern,))
+    conn.commit()
 
 
 # After this many rewritten or removed documents, the table is vacuumed: dead rows left by
@@ -268,3 +299,23 @@ def search(
             },
         ).fetchall()
     return [Hit(r[0], r[1], r[2], r[3], r[4], float(r[5])) for r in rows]
+
+
+VOCABULARY_SQL = """
+WITH q AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS lexeme)
+SELECT v.source, v.lexeme FROM schemawise.index_vocabulary v JOIN q USING (lexeme)
+WHERE %(sources)s::text[] IS NULL OR v.source = ANY(%(sources)s)
+"""
+
+
+def words_found(
+    conn: psycopg.Connection[Any], text: str, sources: Sequence[str] | None
+) -> dict[str, set[str]]:
+    """Source → the lexemes of `text` that occur anywhere in its documents."""
+    found: dict[str, set[str]] = {}
+    rows = conn.execute(
+        VOCABULARY_SQL, {"text": text, "sources": list(sources) if sources else None}
+    ).fetchall()
+    for source, lexeme in rows:
+        found.setdefault(source, set()).add(lexeme)
+    return found

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -161,7 +163,13 @@ def build_context(
         by_source[hit.source].append(hit.score)
     if not by_source:  # nothing current matched: an empty pack, not a guess
         return ContextPack(question=question)
-    source = _choose_source(by_source, scores)
+    found = (
+        store.words_found(conn, _with_compounds(text), list(by_source))
+        if len(by_source) > 1
+        else {}
+    )
+    in_scope = len(sources) if sources else len(graphs)
+    source = _choose_source(by_source, scores, _coverage(found, in_scope))
     graph = graphs[source]
     meta = (metadata or {}).get(source)
     candidates = [
@@ -234,19 +242,55 @@ def build_context(
 TABLE_VOTE = 0.25
 
 
-def _choose_source(by_source: dict[str, list[float]], scores: dict[tuple[str, str], float]) -> str:
+# Weight of vocabulary coverage (the share of the question's distinctive words a database has
+# anywhere: names, descriptions, values) against the raw hits.
+COVERAGE_VOTE = 0.5
+
+
+def _with_compounds(text: str) -> str:
+    """The text plus each pair of adjacent words written as one (`high school` → highschool),
+    since identifiers often run words together (`Highschooler`)."""
+    tokens = re.findall(r"[a-z0-9]+", text.lower())
+    joined = [a + b for a, b in itertools.pairwise(tokens) if len(a + b) >= 6]
+    return " ".join([text, *joined])
+
+
+def _coverage(found: dict[str, set[str]], in_scope: int) -> dict[str, float]:
+    """Source → the share of the question's words it has, each word weighted by how few of
+    the sources have it (a word every database has tells none apart)."""
+    holders: dict[str, int] = defaultdict(int)
+    for words in found.values():
+        for word in words:
+            holders[word] += 1
+    weight = {w: math.log(1 + in_scope / n) for w, n in holders.items()}
+    total = sum(weight.values()) or 1.0
+    return {s: sum(weight[w] for w in words) / total for s, words in found.items()}
+
+
+def _choose_source(
+    by_source: dict[str, list[float]],
+    scores: dict[tuple[str, str], float],
+    coverage: dict[str, float] | None = None,
+) -> str:
     """The database a question is about: its best TOP_HITS document scores (many matching
-    documents) plus a share of its best two tables' scores (cards, columns and paths agreeing
-    on the same tables), each normalised by the best database's."""
+    documents), a share of its best two tables' scores (cards, columns and paths agreeing on
+    the same tables), and how much of the question's vocabulary it has, each normalised by
+    the best database's."""
     tables: dict[str, list[float]] = defaultdict(list)
     for (src, _), score in scores.items():
         tables[src].append(score)
     hits = {s: sum(sorted(v, reverse=True)[:TOP_HITS]) for s, v in by_source.items()}
     agreed = {s: sum(sorted(tables.get(s, [0.0]), reverse=True)[:2]) for s in by_source}
+    covered = coverage or {}
     top_hits, top_tables = max(hits.values()) or 1.0, max(agreed.values()) or 1.0
+    top_covered = max(covered.values(), default=0.0) or 1.0
     return max(
         sorted(by_source),
-        key=lambda s: hits[s] / top_hits + TABLE_VOTE * agreed[s] / top_tables,
+        key=lambda s: (
+            hits[s] / top_hits
+            + TABLE_VOTE * agreed[s] / top_tables
+            + COVERAGE_VOTE * covered.get(s, 0.0) / top_covered
+        ),
     )
 
 
