@@ -11,9 +11,10 @@ import psycopg
 from schemawise.db import connect
 from schemawise.enrich.profile import profile_source
 from schemawise.graph.extract import ExtractOptions, extract_graph
+from schemawise.index import store
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import index_source, load_graphs, load_metadata
-from schemawise.retrieve.context import build_context
+from schemawise.retrieve.context import SEARCHED_KINDS, build_context
 
 
 def test_postgres_profiles_come_from_pg_stats(embedded_url: str) -> None:
@@ -132,3 +133,42 @@ def test_sync_reuses_the_enrichment_it_was_indexed_with(embedded_url: str, tmp_p
     with psycopg.connect(embedded_url) as conn:
         meta = load_metadata(conn, ["kept"])["kept"]
     assert meta.usage is not None and meta.usage.tables == {"notes": 1}
+
+
+def test_a_value_the_question_names_finds_its_table(embedded_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "atlas.sqlite"
+    places = ["Anguilla", "Aruba", "Belize", "Bhutan", "Chad", "Fiji", "Gabon", "Haiti",
+              "Iceland", "Jamaica", "Kenya", "Laos", "Malta", "Nauru", "Oman", "Palau"]  # fmt: skip
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            "CREATE TABLE territory (code TEXT PRIMARY KEY, label TEXT, area REAL);"
+            "CREATE TABLE team (team_id INTEGER PRIMARY KEY, title TEXT, founded INTEGER);"
+            "CREATE TABLE venue (venue_id INTEGER PRIMARY KEY, title TEXT, seats INTEGER);"
+        )
+        conn.executemany(
+            "INSERT INTO territory VALUES (?, ?, ?)",
+            [(p[:3].upper(), p, 10.0 * i) for i, p in enumerate(places)],
+        )
+    index_source(embedded_url, f"sqlite:///{path}", "atlas")
+    with psycopg.connect(embedded_url) as conn:
+        kinds = dict(
+            conn.execute(
+                "SELECT kind, count(*) FROM schemawise.index_documents WHERE source = 'atlas' "
+                "GROUP BY kind"
+            ).fetchall()
+        )
+        # territory.label and territory.code hold more values than their cards show; the
+        # numbers of territory.area are no names.
+        assert kinds["values"] == 2
+        question = "Tell me about Nauru and Palau"
+        vector = get_embedder().embed([question])[0]
+        best = store.search(conn, question, vector, kinds=SEARCHED_KINDS, sources=["atlas"])[0]
+        assert (best.kind, best.table, best.column) == ("values", "territory", "label")
+        graphs = load_graphs(conn, ["atlas"])
+        pack = build_context(
+            conn, question, graphs, get_embedder(), sources=["atlas"],
+            metadata=load_metadata(conn, ["atlas"]),
+        )  # fmt: skip
+    assert pack.tables[0].name == "territory"
+    label = next(c for c in pack.columns if c.name == "label")
+    assert label.tier == 1

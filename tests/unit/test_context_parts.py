@@ -282,3 +282,12 @@ def test_coverage_can_overturn_more_hits() -> None:
     assert _choose_source(by_source, scores) == "concerts"
     coverage = _coverage({"music": {"singer", "citizenship"}, "concerts": {"singer"}}, 2)
     assert _choose_source(by_source, scores, coverage) == "music"
+
+
+def test_profile_keeps_wordlike_values_for_the_value_index() -> None:
+    names = [f"Country {i}" for i in range(60)] + ["1999-01-02", "42", None]
+    profile = from_values(names)
+    assert profile.values == []  # too many for an enum
+    assert "Country 0" in profile.seen and "42" not in profile.seen
+    assert "1999-01-02" not in profile.seen
+    assert from_values(["S", "A"] * 10).seen == []  # an enum lists its values already

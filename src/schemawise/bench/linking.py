@@ -35,7 +35,7 @@ from schemawise.graph.model import SchemaGraph, Table
 from schemawise.index import store
 from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
-from schemawise.index.sources import sample_values
+from schemawise.index.sources import sample_values, seen_values
 from schemawise.retrieve.context import build_context
 from schemawise.validate.resolve import find_table, resolve
 
@@ -199,8 +199,9 @@ def run(
         for db_id, database in databases.items():
             name = f"{dataset}/{db_id}"
             docs = documents(
-                name, database.graph, database.descriptions, database.about, database.samples
-            )
+                name, database.graph, database.descriptions, database.about, database.samples,
+                seen_values(database.meta),
+            )  # fmt: skip
             if baselines:
                 docs += [ddl_document(name, t) for t in database.listed]
             indexed += store.replace_source(conn, name, docs, embedder).embedded

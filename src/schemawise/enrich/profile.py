@@ -19,6 +19,9 @@ SAMPLES_KEPT = 3
 # A column with at most this many distinct values is enum-like: its whole value list is kept.
 LOW_CARDINALITY = 20
 VALUE_CHARS = 40
+# Distinct text values kept per column for the value index (index/cards.py): a question that
+# names a value ("Anguilla", "North Carolina") finds the column holding it.
+VALUES_INDEXED = 100
 
 
 class ColumnProfile(BaseModel):
@@ -26,6 +29,9 @@ class ColumnProfile(BaseModel):
     null_fraction: float | None = None
     samples: list[str] = Field(default_factory=list)  # the most common values first
     values: list[str] = Field(default_factory=list)  # every value, for low-cardinality columns
+    # Distinct values that read as words (not numbers or dates), most common first: for the
+    # value index when `values` is not the whole list.
+    seen: list[str] = Field(default_factory=list)
     basis: str = "sample"  # "pg_stats" or "sample"
 
 
@@ -34,6 +40,10 @@ def _text(value: Any) -> str | None:
         return None
     text = str(value).strip()
     return text[:VALUE_CHARS] if text else None
+
+
+def wordlike(value: str) -> bool:
+    return any(c.isalpha() for c in value) and not value[:1].isdigit()
 
 
 def from_values(values: list[Any], total_rows: int | None = None) -> ColumnProfile:
@@ -49,6 +59,7 @@ def from_values(values: list[Any], total_rows: int | None = None) -> ColumnProfi
         null_fraction=round(nulls / len(values), 4) if values else None,
         samples=[v for v, _ in counts.most_common(SAMPLES_KEPT)],
         values=sorted(counts) if few and counts else [],
+        seen=[] if few else [v for v, _ in counts.most_common() if wordlike(v)][:VALUES_INDEXED],
     )
 
 
@@ -87,6 +98,7 @@ def _from_pg_stats(source: Source, graph: SchemaGraph) -> dict[str, ColumnProfil
             samples=values[:SAMPLES_KEPT],
             # The most common values are all the values when there are no more than them.
             values=sorted(values) if 0 < distinct <= min(LOW_CARDINALITY, len(values)) else [],
+            seen=[v for v in values if wordlike(v)][:VALUES_INDEXED],
             basis="pg_stats",
         )
     return out

@@ -11,7 +11,7 @@ from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph, Table
 from schemawise.graph.naming import split_identifier
 
-Kind = Literal["table", "column", "path", "example", "glossary", "source", "ddl"]
+Kind = Literal["table", "column", "values", "path", "example", "glossary", "source", "ddl"]
 
 # Path, example and glossary documents name several tables: joined by this in `table`.
 TABLE_SEPARATOR = "|"
@@ -108,6 +108,19 @@ def column_document(
     return Document(
         id=f"{source}:column:{table.name}.{column_name}", source=source, kind="column",
         table=table.name, column=column_name, text=text, lexical=lexical,
+        fingerprint=_fingerprint(text),
+    )  # fmt: skip
+
+
+def values_document(source: str, table: Table, column_name: str, values: list[str]) -> Document:
+    """The distinct values seen in a column: the value index. Lexical matching on the values
+    themselves finds a column from a name the question quotes."""
+    bare = table.name.rsplit(".", 1)[-1]
+    listed = ", ".join(values)
+    text = f"values of {words(column_name)} of {words(bare)}: {listed}"
+    return Document(
+        id=f"{source}:values:{table.name}.{column_name}", source=source, kind="values",
+        table=table.name, column=column_name, text=text, lexical=listed,
         fingerprint=_fingerprint(text),
     )  # fmt: skip
 
@@ -223,12 +236,15 @@ def documents(
     descriptions: dict[str, str] | None = None,
     about: dict[str, str] | None = None,
     samples: dict[str, list[str]] | None = None,
+    values: dict[str, list[str]] | None = None,
 ) -> list[Document]:
     """Every document of one source; `descriptions` maps `table.column` (lower case) to text,
     `about` maps a table (lower case) to its description, synonyms and status, `samples` maps
-    `table.column` to a few of its values. A sharded family is one card."""
+    `table.column` to a few of its values, `values` to the distinct values seen in it (the
+    value index). A sharded family is one card."""
     descriptions = descriptions or {}
     samples = samples or {}
+    values = values or {}
     graph = collapsed(graph)
     docs: list[Document] = [source_card(source, graph)]
     for table in graph.tables:
@@ -244,6 +260,9 @@ def documents(
                     _samples_of(samples, table, column.name),
                 )
             )
+            seen = _samples_of(values, table, column.name)
+            if seen and len(seen) > SAMPLES_SHOWN:
+                docs.append(values_document(source, table, column.name, seen))
     docs.extend(path_documents(source, graph))
     return docs
 

@@ -17,7 +17,7 @@ from schemawise.enrich.apply import about_tables, add_relationships
 from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
 from schemawise.enrich.metadata import Metadata, from_dbt, from_overlay
-from schemawise.enrich.profile import profile_source
+from schemawise.enrich.profile import profile_source, wordlike
 from schemawise.enrich.usage import tables_and_columns, usage_from_log
 from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
@@ -102,7 +102,9 @@ def index_source(
     add_relationships(graph, meta)
     described = from_description_csvs(dictionary) if dictionary else {}
     described.update(describe_columns(graph, meta))
-    docs = documents(name, graph, described, about_tables(graph, meta), sample_values(meta))
+    docs = documents(
+        name, graph, described, about_tables(graph, meta), sample_values(meta), seen_values(meta)
+    )
     docs += metadata_documents(name, graph, meta)
     embedder = get_embedder()
     with psycopg.connect(index_url) as conn:
@@ -163,6 +165,14 @@ def sample_values(meta: Metadata) -> dict[str, list[str]]:
     """`table.column` → the values its document shows: the whole list of an enum-like
     column, else its most common values."""
     return {key: p.values or p.samples for key, p in meta.profiles.items() if p.values or p.samples}
+
+
+def seen_values(meta: Metadata) -> dict[str, list[str]]:
+    """`table.column` → the distinct values the profile saw (for the value index): the
+    whole list of an enum-like column, else those of the sample that read as words."""
+    profiles = meta.profiles
+    listed = {key: [v for v in p.seen or p.values if wordlike(v)] for key, p in profiles.items()}
+    return {key: values for key, values in listed.items() if values}
 
 
 def _default_name(url: str) -> str:

@@ -130,7 +130,7 @@ def _table_picks(table: Table, name: str, request: PruneInput, timely: bool) -> 
     enums = []
     for column in table.columns:
         profile = profiles.get(f"{table.name}.{column.name}".lower())
-        values = (profile.values or profile.samples) if profile else []
+        values = (profile.values or [*profile.samples, *profile.seen]) if profile else []
         if values and _named_values(request.question, values):
             keep(column.name, 1, "holds a value the question names")
         elif profile and len(profile.values) > 1:

@@ -36,7 +36,7 @@ _STOP = frozenset(
 )  # fmt: skip
 
 
-SEARCHED_KINDS = ("table", "column", "path", "example", "glossary", "source")
+SEARCHED_KINDS = ("table", "column", "values", "path", "example", "glossary", "source")
 
 # How many of a database's best-matching documents decide which database a question is about.
 TOP_HITS = 2
@@ -136,7 +136,7 @@ def build_context(
             reasons[key].append("table card matched")
         elif hit.kind == "source":
             continue  # votes for its database below, names no table
-        elif hit.kind == "column" and hit.column:
+        elif hit.kind in ("column", "values") and hit.column:
             column_hits[key].append((hit.column, hit.score))
         elif hit.kind in ("path", "example", "glossary"):
             # A document about several tables lends each of them a share of its score.
