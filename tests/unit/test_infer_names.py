@@ -107,3 +107,47 @@ def test_query_log_pairs_resolve_aliases_and_direction() -> None:
     assert (edge.parent_table, edge.parent_columns) == ("shop.customers", ["customer_id"])
     assert edge.evidence.query_log_joins == 2
     assert edge.source == "query_log"
+
+
+def _sets_catalog(*declared: tuple[str, str, str, str]) -> SchemaGraph:
+    text = {"code": "text", "setCode": "text", "Id": "integer"}
+    return SchemaGraph(
+        tables=[
+            table("sets", ["id"], "id", "code", "name", types=text),
+            table("set_translations", ["id"], "id", "setCode", "language", types=text),
+            table("cards", ["id"], "id", "setCode", "name", types=text),
+            table("printings", ["Id"], "Id", "name", types=text),
+            table("boosters", ["id"], "id", "setCode", types=text),
+        ],
+        edges=[
+            Edge(child_table=c, child_columns=[cc], parent_table=p, parent_columns=[pc])
+            for c, cc, p, pc in declared
+        ],
+    )
+
+
+def test_a_column_named_like_a_declared_reference_references_the_same_key() -> None:
+    graph = _sets_catalog(("set_translations", "setCode", "sets", "code"))
+    found = {
+        (c.edge.child_table, c.edge.child_columns[0]): (c.edge.parent_table, c.edge.evidence.rule)
+        for c in name_candidates(graph)
+    }
+    assert found[("cards", "setCode")] == ("sets", "same_as_declared")
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        # The name references two different keys: it says nothing on its own.
+        [("set_translations", "setCode", "sets", "code"), ("cards", "setCode", "sets", "name")],
+        # A generic name (`Id`) declared as a reference elsewhere is no evidence for another
+        # table's own key.
+        [("set_translations", "id", "sets", "id")],
+    ],
+)
+def test_no_sibling_reference_when_ambiguous_or_generic(
+    declared: list[tuple[str, str, str, str]],
+) -> None:
+    graph = _sets_catalog(*declared)
+    rules = {c.edge.evidence.rule for c in name_candidates(graph)}
+    assert "same_as_declared" not in rules

@@ -41,6 +41,7 @@ RULE_CONFIDENCE = {
     "role_and_key": 0.75,
     "table_name": 0.6,
     "shared_key": 0.8,
+    "same_as_declared": 0.85,
 }
 # Key names specific enough that one table owning them as its key is evidence of a reference.
 SPECIFIC_KEY_NAMES = frozenset({"uuid", "guid", "sku"})
@@ -228,6 +229,7 @@ def name_candidates(
     for key in keys:
         key.sole_owner = (key.declared or key.primary) and owners[key.column.lower()] == 1
     declared_children = {(e.child_table, tuple(e.child_columns)) for e in graph.edges}
+    siblings = _declared_by_column(graph)
     index = KeyIndex(keys)
     out: list[Candidate] = []
     for child in bases:
@@ -251,6 +253,20 @@ def name_candidates(
                     continue  # a table's own id does not point elsewhere by a loose rule
                 score *= affinity * (1.0 if key.declared else 0.9)
                 scored.append((score, rule, key))
+            sibling = siblings.get(column.name.lower())
+            if (
+                sibling is not None
+                and sibling.table.name != child.name
+                and column.name != own_pk
+                and not is_generic(column.name)
+            ):
+                # set_translations.setCode → sets.code is declared: cards.setCode, the same
+                # name elsewhere, references the same key.
+                parent_col = sibling.table.column(sibling.column)
+                affinity = type_affinity(column.type, parent_col.type) if parent_col else 0.0
+                if affinity > 0.0:
+                    confidence = RULE_CONFIDENCE["same_as_declared"] * affinity
+                    scored.append((confidence, "same_as_declared", sibling))
             if not scored:
                 continue
             # Ties go to a parent in the child's own schema (`bitcoin_cash.inputs` → its own
@@ -276,6 +292,23 @@ def name_candidates(
             weak = rule == "table_name" or key.named_only or loose_types
             ties = sum(1 for s in scored if s[0] == score)
             out.append(Candidate(edge, needs_confirmation=weak, alternatives=ties - 1))
+    return out
+
+
+def _declared_by_column(graph: SchemaGraph) -> dict[str, KeyColumn]:
+    """Child column name (lower case) → the key its declared single-column foreign keys
+    reference, for names that always reference the same key."""
+    parents: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for edge in graph.edges:
+        if edge.source == "foreign_key" and edge.via is None and len(edge.child_columns) == 1:
+            parents[edge.child_columns[0].lower()].add((edge.parent_table, edge.parent_columns[0]))
+    out: dict[str, KeyColumn] = {}
+    for name, found in parents.items():
+        if len(found) == 1:
+            ((table_name, column),) = found
+            table = graph.table(table_name)
+            if table is not None:
+                out[name] = KeyColumn(table, column, True)
     return out
 
 

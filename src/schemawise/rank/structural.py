@@ -19,7 +19,8 @@ where
   table (three `transactions` tables from three schemas add little to one);
 - affinity: ×(1 + 0.3 × share) where share is how often the query log used the table together
   with the chosen ones (0 without a log).
-A pick stops when its adjusted score falls below `relative_cutoff` of the first table's.
+A pick stops when its adjusted score falls below `relative_cutoff` of the first table's;
+pinned candidates (a column of theirs is written out in the question) then fill any room left.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class Candidate:
     score: float
     terms: set[str] = field(default_factory=set)  # question words the table's documents match
     reasons: list[str] = field(default_factory=list)
+    # Kept even below the cutoff while there is room (its column is written out in the text).
+    pinned: bool = False
 
 
 # An optional second opinion (an LLM, a cross-encoder): question and candidates in ranked
@@ -58,7 +61,7 @@ Ranker = Callable[[str, list[Candidate]], list[Candidate]]
 
 @dataclass
 class RankSettings:
-    max_tables: int = 4
+    max_tables: int = 5
     relative_cutoff: float = 0.35
     pool: int = 20  # candidates considered beyond the first
 
@@ -113,6 +116,9 @@ def choose(
         chosen.append(candidate)
         covered |= candidate.terms
         rest.remove(candidate)
+    for candidate in rest:
+        if candidate.pinned and len(chosen) < settings.max_tables:
+            chosen.append(candidate)
     return chosen
 
 

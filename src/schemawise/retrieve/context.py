@@ -72,13 +72,17 @@ class ContextPack(BaseModel):
 @dataclass
 class ContextSettings:
     candidates: int = 150
-    max_tables: int = 4
+    max_tables: int = 5
     # A table joins the pack when its score is at least this share of the best table's.
     relative_cutoff: float = 0.35
     column_weight: float = 0.6
     # Share of a path, example or glossary document's score each table it names receives.
     multi_table_weight: float = 0.3
     name_bonus: float = 0.02
+    # Added to a table for each of its columns written out in the question or evidence as an
+    # identifier (`convertedManaCost`, `statusId`), split among the tables having that column.
+    mention_bonus: float = 0.0
+    mention_holders: int = 2
     budget: int | None = None  # tokens
     # An optional second opinion on the chosen tables (an LLM, a cross-encoder); see rank/.
     ranker: Ranker | None = None
@@ -99,6 +103,80 @@ def _name_words(name: str) -> frozenset[str]:
 
 def _words(identifier: str) -> set[str]:
     return {singular(w) for w in split_identifier(identifier)}
+
+
+def _identifiers(text: str) -> set[str]:
+    """Words of the text that could be identifiers, lower case (`convertedManaCost`)."""
+    return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", text)}
+
+
+def _column_holders(graph: SchemaGraph) -> dict[str, list[str]]:
+    """Column name (lower case) → the tables having a column of that name."""
+    holders: dict[str, list[str]] = defaultdict(list)
+    for table in graph.tables:
+        for column in table.columns:
+            holders[column.name.lower()].append(table.name)
+    return dict(holders)
+
+
+@dataclass
+class _TableEvidence:
+    """Per (source, table): its score (its card's score, a share of its best columns' and of
+    the path, example and glossary documents naming it, bonuses), why, and matched columns."""
+
+    scores: dict[tuple[str, str], float]
+    reasons: dict[tuple[str, str], list[str]]
+    columns: dict[tuple[str, str], list[tuple[str, float]]]
+    pinned: set[tuple[str, str]]  # a column of it is written out in the question
+
+    @classmethod
+    def of(
+        cls,
+        hits: list[store.Hit],
+        graphs: dict[str, SchemaGraph],
+        sources: list[str] | None,
+        text: str,
+        asked: set[str],
+        settings: ContextSettings,
+    ) -> _TableEvidence:
+        scores: dict[tuple[str, str], float] = defaultdict(float)
+        reasons: dict[tuple[str, str], list[str]] = defaultdict(list)
+        column_hits: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
+        for hit in hits:
+            key = (hit.source, hit.table)
+            if hit.kind == "table":
+                scores[key] += hit.score
+                reasons[key].append("table card matched")
+            elif hit.kind in ("column", "values") and hit.column:
+                column_hits[key].append((hit.column, hit.score))
+            elif hit.kind in ("path", "example", "glossary"):
+                # A document about several tables lends each of them a share of its score.
+                for named in hit.table.split(TABLE_SEPARATOR):
+                    scores[(hit.source, named)] += settings.multi_table_weight * hit.score
+                    reasons[(hit.source, named)].append(f"{hit.kind} document matched")
+            # A source card votes for its database (see _choose_source) and names no table.
+        for key, cols in column_hits.items():
+            best = sorted((s for _, s in cols), reverse=True)[:3]
+            scores[key] += settings.column_weight * sum(best)
+            reasons[key].append(f"columns matched: {', '.join(c for c, _ in cols[:3])}")
+        pinned: set[tuple[str, str]] = set()
+        spelled = _identifiers(text)
+        for source, graph in graphs.items():
+            if sources and source not in sources:
+                continue
+            for table in graph.tables:
+                if _name_words(table.name) and _name_words(table.name) <= asked:
+                    scores[(source, table.name)] += settings.name_bonus
+                    reasons[(source, table.name)].append("named in the question")
+            holders_of = graph.cached("column_holders", _column_holders) if spelled else {}
+            for column in spelled & holders_of.keys():
+                holders = holders_of[column]
+                if len(holders) <= settings.mention_holders:
+                    for holder in holders:
+                        scores[(source, holder)] += settings.mention_bonus / len(holders)
+                        pinned.add((source, holder))
+                        reasons[(source, holder)].append(f"column {column} written out")
+        return cls(scores, reasons, column_hits, pinned)
 
 
 def build_context(
@@ -125,35 +203,8 @@ def build_context(
     # documents of other runs, such as benchmark catalogs).
     hits = [h for h in hits if h.source in graphs]
     asked = question_words(text)
-    # Per (source, table): its card's score plus a share of its best columns' scores.
-    scores: dict[tuple[str, str], float] = defaultdict(float)
-    reasons: dict[tuple[str, str], list[str]] = defaultdict(list)
-    column_hits: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
-    for hit in hits:
-        key = (hit.source, hit.table)
-        if hit.kind == "table":
-            scores[key] += hit.score
-            reasons[key].append("table card matched")
-        elif hit.kind == "source":
-            continue  # votes for its database below, names no table
-        elif hit.kind in ("column", "values") and hit.column:
-            column_hits[key].append((hit.column, hit.score))
-        elif hit.kind in ("path", "example", "glossary"):
-            # A document about several tables lends each of them a share of its score.
-            for named in hit.table.split(TABLE_SEPARATOR):
-                scores[(hit.source, named)] += settings.multi_table_weight * hit.score
-                reasons[(hit.source, named)].append(f"{hit.kind} document matched")
-    for key, cols in column_hits.items():
-        best = sorted((s for _, s in cols), reverse=True)[:3]
-        scores[key] += settings.column_weight * sum(best)
-        reasons[key].append(f"columns matched: {', '.join(c for c, _ in cols[:3])}")
-    for source, graph in graphs.items():
-        if sources and source not in sources:
-            continue
-        for table in graph.tables:
-            if _name_words(table.name) and _name_words(table.name) <= asked:
-                scores[(source, table.name)] += settings.name_bonus
-                reasons[(source, table.name)].append("named in the question")
+    evidence_of = _TableEvidence.of(hits, graphs, sources, text, asked, settings)
+    scores, reasons, column_hits = evidence_of.scores, evidence_of.reasons, evidence_of.columns
     if not scores:
         return ContextPack(question=question)
     # One database per question: the source whose documents match the question best overall
@@ -170,6 +221,15 @@ def build_context(
     )
     in_scope = len(sources) if sources else len(graphs)
     source = _choose_source(by_source, scores, _coverage(found, in_scope))
+    if len(by_source) > 1:
+        # The pooled search shared its candidates among the databases; the chosen one's own
+        # search ranks all of its documents (as when the database is given).
+        hits = store.search(
+            conn, text, vector, kinds=SEARCHED_KINDS, sources=[source], n=settings.candidates
+        )
+        evidence_of = _TableEvidence.of(hits, graphs, [source], text, asked, settings)
+        scores, reasons, column_hits = evidence_of.scores, evidence_of.reasons, evidence_of.columns
+    pinned = evidence_of.pinned
     graph = graphs[source]
     meta = (metadata or {}).get(source)
     candidates = [
@@ -179,6 +239,7 @@ def build_context(
             terms=asked
             & (_name_words(table) | {w for c, _ in column_hits.get(key, []) for w in _words(c)}),
             reasons=reasons[key],
+            pinned=key in pinned,
         )
         for key, score in scores.items()
         if key[0] == source
