@@ -15,8 +15,9 @@ where
 - certification: ×1.1 for a certified table;
 - joinability: ×1.15 when the table joins directly to a table already chosen; ×0.7 when the
   graph knows joins for both and no path connects them (about something else);
-- redundancy: ×0.8 when every question word the table matches is already matched by a chosen
-  table (three `transactions` tables from three schemas add little to one);
+- redundancy: ×0.8 when the table accounts for no question word the chosen tables do not
+  (three `transactions` tables from three schemas add little to one; a table matching no
+  word at all, only by meaning, is weaker evidence too);
 - affinity: ×(1 + 0.3 × share) where share is how often the query log used the table together
   with the chosen ones (0 without a log).
 A pick stops when its adjusted score falls below `relative_cutoff` of the first table's;
@@ -141,7 +142,7 @@ def _adjusted(
     ):
         score *= UNJOINABLE
         why.append("no join path to the chosen tables")
-    if candidate.terms and candidate.terms <= covered:
+    if candidate.terms <= covered:
         score *= REDUNDANT
     if usage is not None:
         share = usage.co_use_share(name, [c.table for c in chosen])

@@ -105,6 +105,33 @@ def _words(identifier: str) -> set[str]:
     return {singular(w) for w in split_identifier(identifier)}
 
 
+def _terms(
+    graph: SchemaGraph, meta: Metadata | None, table: str, asked: set[str], matched: list[str]
+) -> set[str]:
+    """The question words a table accounts for: words of its name, of its matched columns
+    other than keys (a `shop_id` column names the shop table, not this one), and of the values
+    its columns hold (a question about cats needs the table whose `pet_type` says `cat`)."""
+    keys = graph.cached("key_columns", _key_columns)
+    words = set(_name_words(table))
+    for column in matched:
+        if (table, column) not in keys:
+            words |= _words(column)
+    if meta is not None and meta.profiles:
+        found = graph.table(table)
+        for held in found.columns if found else []:
+            profile = meta.profiles.get(f"{table}.{held.name}".lower())
+            if profile is not None:
+                for value in profile.values or [*profile.samples, *profile.seen]:
+                    words |= question_words(value) & asked
+    return asked & words
+
+
+def _key_columns(graph: SchemaGraph) -> set[tuple[str, str]]:
+    keys = {(t.name, k) for t in graph.tables for k in t.primary_key}
+    keys |= {(e.child_table, c) for e in graph.edges for c in e.child_columns}
+    return keys
+
+
 def _identifiers(text: str) -> set[str]:
     """Words of the text that could be identifiers, lower case (`convertedManaCost`)."""
     return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", text)}
@@ -236,8 +263,7 @@ def build_context(
         Candidate(
             table=table,
             score=score,
-            terms=asked
-            & (_name_words(table) | {w for c, _ in column_hits.get(key, []) for w in _words(c)}),
+            terms=_terms(graph, meta, table, asked, [c for c, _ in column_hits.get(key, [])]),
             reasons=reasons[key],
             pinned=key in pinned,
         )
