@@ -335,11 +335,12 @@ COVERAGE_VOTE = 0.5
 
 
 def _with_compounds(text: str) -> str:
-    """The text plus each pair of adjacent words written as one (`high school` → highschool),
-    since identifiers often run words together (`Highschooler`)."""
-    tokens = re.findall(r"[a-z0-9]+", text.lower())
+    """The text's content words (not the words of asking: count, number, name, show) plus
+    each pair of adjacent ones written as one (`high school` → highschool), since identifiers
+    often run words together (`Highschooler`)."""
+    tokens = [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in _STOP]
     joined = [a + b for a, b in itertools.pairwise(tokens) if len(a + b) >= 6]
-    return " ".join([text, *joined])
+    return " ".join([*tokens, *joined])
 
 
 def _coverage(found: dict[str, set[str]], in_scope: int) -> dict[str, float]:
