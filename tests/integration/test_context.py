@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from schemawise.errors import SchemawiseError
+from schemawise.index import store
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import index_source, list_sources, load_graphs
 from schemawise.retrieve.context import ContextSettings, build_context
@@ -175,3 +176,6 @@ def test_pooled_sources_choose_the_one_with_the_questions_words(
             ).fetchall()
         )
         assert set(vocabulary) == {"music"}
+        # A shorter word of the same stem finds it too (citizens → citizen → citizenship).
+        found = store.words_found(conn, "French citizens", ["music", "concerts"])
+        assert found == {"music": {"citizen"}}

@@ -45,6 +45,8 @@ CREATE TABLE IF NOT EXISTS schemawise.index_vocabulary (
     PRIMARY KEY (lexeme, source)
 );
 CREATE INDEX IF NOT EXISTS index_vocabulary_source ON schemawise.index_vocabulary (source);
+CREATE INDEX IF NOT EXISTS index_vocabulary_prefix
+    ON schemawise.index_vocabulary ((lexeme COLLATE "C"));
 """
 
 SEARCH_SQL = """
@@ -303,18 +305,32 @@ def search(
 
 VOCABULARY_SQL = """
 WITH q AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %(text)s))) AS lexeme)
-SELECT v.source, v.lexeme FROM schemawise.index_vocabulary v JOIN q USING (lexeme)
+SELECT v.source, q.lexeme FROM q JOIN schemawise.index_vocabulary v USING (lexeme)
 WHERE %(sources)s::text[] IS NULL OR v.source = ANY(%(sources)s)
+UNION
+-- A longer word of the same stem (citizen → citizenship): a range scan of the C-collated index.
+SELECT v.source, q.lexeme FROM q JOIN schemawise.index_vocabulary v
+  ON v.lexeme COLLATE "C" > q.lexeme COLLATE "C"
+ AND v.lexeme COLLATE "C" < (q.lexeme || chr(1114111)) COLLATE "C"
+WHERE length(q.lexeme) >= %(prefix)s
+  AND (%(sources)s::text[] IS NULL OR v.source = ANY(%(sources)s))
 """
+
+
+# A question word this long also matches the longer words it begins (`citizen` finds
+# `citizenship`); shorter ones begin too many unrelated words.
+PREFIX_LENGTH = 5
 
 
 def words_found(
     conn: psycopg.Connection[Any], text: str, sources: Sequence[str] | None
 ) -> dict[str, set[str]]:
-    """Source → the lexemes of `text` that occur anywhere in its documents."""
+    """Source → the lexemes of `text` that occur anywhere in its documents, or begin a word
+    that does."""
     found: dict[str, set[str]] = {}
     rows = conn.execute(
-        VOCABULARY_SQL, {"text": text, "sources": list(sources) if sources else None}
+        VOCABULARY_SQL,
+        {"text": text, "sources": list(sources) if sources else None, "prefix": PREFIX_LENGTH},
     ).fetchall()
     for source, lexeme in rows:
         found.setdefault(source, set()).add(lexeme)
