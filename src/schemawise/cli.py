@@ -42,7 +42,12 @@ UrlArg = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 QueryLogOpt = Annotated[
-    Path | None, typer.Option("--query-log", help="JSONL query log (user, timestamp, sql).")
+    Path | None,
+    typer.Option(
+        "--query-log",
+        help="JSONL query log (user, timestamp, sql), or 'pg_stat_statements' to read the "
+        "Postgres source's statement statistics.",
+    ),
 ]
 NoDataOpt = Annotated[
     bool, typer.Option("--no-data-checks", help="Structure only: no queries on table data.")
@@ -100,11 +105,11 @@ def _load_graph(
     say: Callable[[str], None],
 ) -> Any:
     from schemawise.db import connect
+    from schemawise.enrich.querylog import read_log
     from schemawise.graph.extract import ExtractOptions, extract_graph
-    from schemawise.graph.infer import read_query_log
 
-    log = read_query_log(query_log) if query_log else None
     with connect(url, schemas=schemas) as source:
+        log = read_log(query_log, source) if query_log else None
         options = ExtractOptions(
             data_checks=not no_data_checks, query_log=log, budget_seconds=budget
         )

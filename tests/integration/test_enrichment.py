@@ -7,9 +7,13 @@ import sqlite3
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from schemawise.db import connect
 from schemawise.enrich.profile import profile_source
+from schemawise.enrich.querylog import read_log
+from schemawise.enrich.usage import usage_from_log
+from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.index import store
 from schemawise.index.embed import get_embedder
@@ -172,3 +176,52 @@ def test_a_value_the_question_names_finds_its_table(embedded_url: str, tmp_path:
     assert pack.tables[0].name == "territory"
     label = next(c for c in pack.columns if c.name == "label")
     assert label.tier == 1
+
+
+def test_query_log_from_pg_stat_statements(embedded_url: str, tmp_path: Path) -> None:
+    # The embedded server does not ship the extension: a table with the view's columns, in
+    # the same database, stands in for it so the real reading path runs.
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS statlog CASCADE; CREATE SCHEMA statlog")
+        conn.execute(
+            "CREATE TABLE statlog.teams (team_id int PRIMARY KEY, title text);"
+            "CREATE TABLE statlog.players (player_id int PRIMARY KEY, team int, nick text);"
+            "CREATE TABLE public.pg_stat_statements "
+            "(userid oid, dbid oid, query text, calls bigint)"
+        )
+        conn.execute(
+            "INSERT INTO public.pg_stat_statements SELECT 10, oid, q, c FROM pg_database, "
+            "(VALUES ('SELECT p.nick FROM statlog.players p JOIN statlog.teams t "
+            "ON t.team_id = p.team WHERE t.title = $1', 40), "
+            "('  select count(*) from statlog.teams', 2), "
+            "('UPDATE statlog.teams SET title = $1', 500)) v(q, c) "
+            "WHERE datname = current_database()"
+        )
+    try:
+        with connect(embedded_url) as source:
+            entries = read_log("pg_stat_statements", source)
+        assert [(e.calls, e.sql.split()[0].lower()) for e in entries] == [
+            (40, "select"),
+            (2, "select"),
+        ]  # most-run first; the UPDATE is no read
+        with connect(embedded_url, schemas=["statlog"]) as source:
+            graph = extract_graph(
+                source, ExtractOptions(query_log=entries, data_checks=False, budget_seconds=5)
+            )
+        joined = [e for e in graph.edges if e.source == "query_log"]
+        assert [(e.child_table, e.parent_table) for e in joined] == [
+            ("statlog.players", "statlog.teams")
+        ]
+        usage = usage_from_log(entries, graph)
+        assert usage.tables["statlog.teams"] == 42  # weighted by calls
+    finally:
+        with psycopg.connect(embedded_url, autocommit=True) as conn:
+            conn.execute("DROP TABLE public.pg_stat_statements; DROP SCHEMA statlog CASCADE")
+
+
+def test_pg_stat_statements_needs_a_postgres_source(tmp_path: Path) -> None:
+    path = tmp_path / "plain.sqlite"
+    sqlite3.connect(path).close()
+    with connect(f"sqlite:///{path}") as source, pytest.raises(SchemawiseError) as caught:
+        read_log("pg_stat_statements", source)
+    assert "JSONL" in caught.value.hint

@@ -292,3 +292,11 @@ def test_profile_keeps_wordlike_values_for_the_value_index() -> None:
     assert "Country 0" in profile.seen and "42" not in profile.seen
     assert "1999-01-02" not in profile.seen
     assert from_values(["S", "A"] * 10).seen == []  # an enum lists its values already
+
+
+def test_a_jsonl_log_line_may_say_how_often_it_ran(tmp_path: Path) -> None:
+    from schemawise.graph.infer import read_query_log
+
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"sql": "SELECT 1", "calls": 12}\n{"sql": "SELECT 2", "calls": "x"}\n')
+    assert [e.calls for e in read_query_log(log)] == [12, 1]

@@ -68,11 +68,14 @@ def usage_from_log(entries: Iterable[QueryLogEntry], graph: SchemaGraph) -> Usag
         if read is None:
             usage.failed += 1
             continue
-        usage.queries += 1
+        usage.queries += entry.calls
         names, cols = read
-        tables.update(names)
-        columns.update(cols)
-        pairs.update(_pair(a, b) for a, b in combinations(sorted(names), 2))
+        # A statement pg_stat_statements saw a thousand times weighs a thousand runs.
+        tables.update(dict.fromkeys(names, entry.calls))
+        columns.update(dict.fromkeys(cols, entry.calls))
+        pairs.update(
+            dict.fromkeys((_pair(a, b) for a, b in combinations(sorted(names), 2)), entry.calls)
+        )
         if names and len(entry.sql) <= MAX_EXAMPLE_CHARS:
             by_set.setdefault(tuple(sorted(names)), []).append(entry.sql.strip())
     usage.tables, usage.columns, usage.pairs = dict(tables), dict(columns), dict(pairs)

@@ -364,6 +364,9 @@ class QueryLogEntry:
     sql: str
     user: str | None = None
     timestamp: str | None = None
+    # How many times the query ran (pg_stat_statements aggregates; a JSONL line is one run
+    # unless it says `calls`).
+    calls: int = 1
 
 
 @dataclass
@@ -395,7 +398,15 @@ def read_query_log(path: Path) -> list[QueryLogEntry]:
             raise SchemawiseError(
                 f"{path}:{number} has no `sql` field.", "Each line needs `sql` (text)."
             )
-        entries.append(QueryLogEntry(sql, row.get("user"), row.get("timestamp") or row.get("ts")))
+        calls = row.get("calls")
+        entries.append(
+            QueryLogEntry(
+                sql,
+                row.get("user"),
+                row.get("timestamp") or row.get("ts"),
+                calls if isinstance(calls, int) and calls > 0 else 1,
+            )
+        )
     return entries
 
 
@@ -432,7 +443,7 @@ def join_pairs(entries: Iterable[QueryLogEntry], dialect: str) -> JoinPairs:
                     continue
                 a, b = _resolve_column(left, sources), _resolve_column(right, sources)
                 if a and b and a[0] != b[0]:
-                    pairs.counts[(min(a, b), max(a, b))] += 1
+                    pairs.counts[(min(a, b), max(a, b))] += entry.calls
     return pairs
 
 

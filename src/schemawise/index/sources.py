@@ -18,10 +18,10 @@ from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
 from schemawise.enrich.metadata import Metadata, from_dbt, from_overlay
 from schemawise.enrich.profile import profile_source, wordlike
+from schemawise.enrich.querylog import read_log
 from schemawise.enrich.usage import tables_and_columns, usage_from_log
 from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
-from schemawise.graph.infer import read_query_log
 from schemawise.graph.model import SchemaGraph
 from schemawise.index import store
 from schemawise.index.cards import (
@@ -87,8 +87,9 @@ def index_source(
         "profile": profile,
     }
     say("extracting the schema graph")
-    log = read_query_log(query_log) if query_log else None
     with connect(url) as source:
+        # A file, or `pg_stat_statements` of this very database (enrich/querylog.py).
+        log = read_log(query_log, source) if query_log else None
         graph = extract_graph(source, ExtractOptions(query_log=log, budget_seconds=30))
         if profile:
             say("profiling the data")
