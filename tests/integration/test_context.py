@@ -41,8 +41,9 @@ def _pack(url: str, question: str) -> object:
 
 def test_index_context_and_drift(embedded_url: str, shopdb: Path) -> None:
     first = index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")
-    # The database card, 5 table cards, 17 columns, 3 join paths (one per foreign key).
-    assert first.documents == 1 + 5 + 17 + 3 and first.embedded == first.documents
+    # The database card, 5 table cards, 17 columns, 3 join paths (one per foreign key) and 2
+    # two-join chains (customers-orders-order_items, orders-order_items-products).
+    assert first.documents == 1 + 5 + 17 + 3 + 2 and first.embedded == first.documents
     again = index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")
     assert again.embedded == 0 and again.version == first.version  # nothing changed
     pack = _pack(embedded_url, "quantity of each product title ordered by customers")
@@ -60,10 +61,10 @@ def test_index_context_and_drift(embedded_url: str, shopdb: Path) -> None:
     synced = index_source(embedded_url, f"sqlite:///{shopdb}", "tinyshop")
     assert synced.version != first.version and synced.previous_version == first.version
     # Changed: the products card, the renamed column, the database card; new: the reviews
-    # card, its 3 columns and its join path to products, and the products card lists a new
-    # relation; removed: the warehouses card and its 3 columns, and the old column document.
+    # card, its 3 columns, its join path to products and the chain order_items-products-
+    # reviews; removed: the warehouses card and its 3 columns, and the old column document.
     assert synced.removed == 1 + 3 + 1
-    assert 6 <= synced.embedded <= 9
+    assert 3 + 5 <= synced.embedded <= 3 + 5 + 1  # + the orders card if its text moved
     with psycopg.connect(embedded_url) as conn:
         found = conn.execute(
             "SELECT text FROM schemawise.index_documents WHERE source = 'tinyshop'"

@@ -4,11 +4,12 @@ join-path document per related pair. Raw DDL is not the retrieval unit."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 from dataclasses import dataclass, field
 from typing import Literal
 
 from schemawise.graph.families import collapsed
-from schemawise.graph.model import SchemaGraph, Table
+from schemawise.graph.model import Edge, SchemaGraph, Table
 from schemawise.graph.naming import split_identifier
 
 Kind = Literal["table", "column", "values", "path", "example", "glossary", "source", "ddl"]
@@ -185,7 +186,62 @@ def path_documents(source: str, graph: SchemaGraph) -> list[Document]:
             fingerprint=_fingerprint(text),
         )  # fmt: skip
         docs.append(doc)
+    docs.extend(_chain_documents(source, graph))
     return list({d.id: d for d in docs}.values())
+
+
+# A table joined to more tables than this is a hub (dates, users): chains through it would
+# pair nearly everything with everything, so none are written.
+HUB_DEGREE = 6
+
+
+def _chain_documents(source: str, graph: SchemaGraph) -> list[Document]:
+    """A document per pair of tables two joins apart through a third (orders → customers →
+    regions), when no edge or bridge already relates them: the keys of both joins."""
+    direct = {
+        frozenset((e.child_table, e.parent_table))
+        for e in graph.edges
+        if e.child_table != e.parent_table
+    }
+    around: dict[str, list[Edge]] = {}
+    for edge in graph.edges:
+        if edge.via is None and edge.child_table != edge.parent_table:
+            around.setdefault(edge.child_table, []).append(edge)
+            around.setdefault(edge.parent_table, []).append(edge)
+    docs = []
+    for middle, edges in sorted(around.items()):
+        if len(edges) > HUB_DEGREE:
+            continue
+        for first, second in itertools.combinations(edges, 2):
+            left = first.parent_table if first.child_table == middle else first.child_table
+            right = second.parent_table if second.child_table == middle else second.child_table
+            if left == right or frozenset((left, right)) in direct:
+                continue
+            left, right, first, second = (
+                (left, right, first, second) if left < right else (right, left, second, first)
+            )
+            joins = "; ".join(_on(e) for e in (first, second))
+            bare = [t.rsplit(".", 1)[-1] for t in (left, middle, right)]
+            text = (
+                f"{words(bare[0])} and {words(bare[2])} are joined through {words(bare[1])}: "
+                f"{joins}."
+            )
+            name = TABLE_SEPARATOR.join([left, middle, right])
+            lexical = f"{words(bare[0])} {words(bare[2])}"
+            doc = Document(
+                id=f"{source}:path:{name}", source=source, kind="path", table=name,
+                column=None, text=text, lexical=lexical, fingerprint=_fingerprint(text),
+            )  # fmt: skip
+            docs.append(doc)
+    return docs
+
+
+def _on(edge: Edge) -> str:
+    child, parent = (t.rsplit(".", 1)[-1] for t in (edge.child_table, edge.parent_table))
+    return " AND ".join(
+        f"{child}.{c} = {parent}.{p}"
+        for c, p in zip(edge.child_columns, edge.parent_columns, strict=True)
+    )
 
 
 def _multi_table_document(
