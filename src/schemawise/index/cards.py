@@ -106,11 +106,7 @@ def column_document(
     if shown:
         text += f" e.g. {shown}"
     lexical = f"{words(column_name)} {column_name} {description or ''} {words(bare)} {shown}"
-    return Document(
-        id=f"{source}:column:{table.name}.{column_name}", source=source, kind="column",
-        table=table.name, column=column_name, text=text, lexical=lexical,
-        fingerprint=_fingerprint(text),
-    )  # fmt: skip
+    return _column_level(source, "column", table, column_name, text, lexical)
 
 
 def values_document(source: str, table: Table, column_name: str, values: list[str]) -> Document:
@@ -119,9 +115,15 @@ def values_document(source: str, table: Table, column_name: str, values: list[st
     bare = table.name.rsplit(".", 1)[-1]
     listed = ", ".join(values)
     text = f"values of {words(column_name)} of {words(bare)}: {listed}"
+    return _column_level(source, "values", table, column_name, text, listed)
+
+
+def _column_level(
+    source: str, kind: Kind, table: Table, column: str, text: str, lexical: str
+) -> Document:
     return Document(
-        id=f"{source}:values:{table.name}.{column_name}", source=source, kind="values",
-        table=table.name, column=column_name, text=text, lexical=listed,
+        id=f"{source}:{kind}:{table.name}.{column}", source=source, kind=kind,
+        table=table.name, column=column, text=text, lexical=lexical,
         fingerprint=_fingerprint(text),
     )  # fmt: skip
 
