@@ -193,6 +193,18 @@ def test_choose_prefers_joinable_and_penalises_deprecated() -> None:
     ]
 
 
+def test_choose_passes_over_a_copy_of_a_chosen_table_in_another_schema() -> None:
+    graph = SchemaGraph(tables=[_table(n, "country", "debt") for n in ("wdi.country_summary",
+                        "debt.country_summary", "debt.indicators")])  # fmt: skip
+    candidates = [
+        Candidate("wdi.country_summary", 1.0, {"country"}),
+        Candidate("debt.country_summary", 0.95, {"country", "summary"}),
+        Candidate("debt.indicators", 0.7, {"debt"}),
+    ]
+    picked = choose(candidates, graph, RankSettings(max_tables=2))
+    assert [c.table for c in picked] == ["wdi.country_summary", "debt.indicators"]
+
+
 def test_spider2_loader(tmp_path: Path) -> None:
     tables = [
         {"name": f"p.ds.ga_sessions_2017070{d}", "columns": [
@@ -227,8 +239,13 @@ def test_path_example_and_glossary_documents() -> None:
         "shop.orders|shop.customers",
         "shop.refunds|shop.orders",
         "hr.staff|hr.dept",
+        "shop.customers|shop.orders|shop.refunds",  # two joins apart, through orders
     ]
     assert "orders.customer_id = customers.customer_id" in paths[0].text
+    assert paths[3].text == (
+        "customers and refunds are joined through orders: orders.customer_id = "
+        "customers.customer_id; refunds.order_id = orders.order_id."
+    )
     assert "repeats them per orders row" in paths[0].text  # the aggregation warning
     examples = example_documents("s", [("refunds per order", "SELECT …", ["shop.refunds"]),
                                        ("no tables", "SELECT 1", [])])  # fmt: skip
@@ -261,6 +278,15 @@ def test_value_partitions_collapse_when_several_and_alike() -> None:
     graph = collapse(SchemaGraph(tables=[*states, *pair, *unlike]))
     assert graph.tables[0].name == "geo.census_tracts_*"
     assert len(graph.tables) == 1 + 2 + 3
+
+
+def test_values_of_several_words_join_their_partition() -> None:
+    names = ("alabama", "ohio", "utah", "new_york", "new_jersey", "new_mexico", "north_dakota")
+    states = [_table(f"geo.census_tracts_{s}", "geo_id", "tract_ce", "area") for s in names]
+    other = _table("geo.census_tracts_summary", "total", "year")  # other columns: stays apart
+    graph = collapse(SchemaGraph(tables=[*states, other]))
+    assert [t.name for t in graph.tables] == ["geo.census_tracts_*", "geo.census_tracts_summary"]
+    assert len(graph.tables[0].shards) == len(names)
 
 
 def test_compounds_join_adjacent_words() -> None:

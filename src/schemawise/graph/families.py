@@ -5,6 +5,7 @@ other table, nor cost 366 cards in a prompt."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 
@@ -96,13 +97,20 @@ def group_families(tables: list[Table]) -> list[list[Table]]:
     # Tables partitioned by a value in their name (`census_tracts_alabama` …
     # `census_tracts_wyoming`): at least three, nearly the same columns, one varying last word.
     by_stem: dict[tuple[str, str, str], list[Table]] = defaultdict(list)
+    partitions: list[tuple[str, str, str, str]] = []  # schema, stem, kind, pattern
     for table in tables:
         head, _, last = table.name.rpartition(".")
         cut = last.rfind("_")
         if table.name not in member_of and cut > 0:
             by_stem[(head.lower(), last[:cut].lower(), table.kind)].append(table)
-    for (_, stem, _), members in by_stem.items():
-        if len(members) < MIN_VARIANTS:
+    # Shorter stems first: `census_tracts_new_york` … belong to `census_tracts_*`, not to a
+    # family of their own (`census_tracts_new_*`); they join it below.
+    for (head, stem, kind), members in sorted(by_stem.items(), key=lambda kv: len(kv[0][1])):
+        extends = any(
+            (head, kind) == (p_head, p_kind) and stem.startswith(p_stem + "_")
+            for p_head, p_stem, p_kind, _ in partitions
+        )
+        if len(members) < MIN_VARIANTS or extends:
             continue
         variants = _largest_linked(sorted(members, key=lambda t: t.name), VARIANT_OVERLAP)
         if len(variants) >= MIN_VARIANTS:
@@ -110,6 +118,20 @@ def group_families(tables: list[Table]) -> list[list[Table]]:
             pattern = f"{name[: name.rfind('.') + 1]}{name.rpartition('.')[2][: len(stem)]}_*"
             groups[pattern] = variants
             member_of.update({m.name: pattern for m in variants})
+            partitions.append((name.rpartition(".")[0].lower(), stem, variants[0].kind, pattern))
+    # Values of several words (`census_tracts_north_dakota`) join the partition their
+    # one-word siblings formed, when their columns agree.
+    for table in tables:
+        head, _, last = table.name.rpartition(".")
+        for p_head, stem, kind, pattern in partitions if table.name not in member_of else []:
+            if (
+                (head.lower(), kind) == (p_head, table.kind)
+                and last.lower().startswith(stem + "_")
+                and _overlap(table, groups[pattern][-1]) >= VARIANT_OVERLAP
+            ):
+                groups[pattern] = sorted([*groups[pattern], table], key=lambda t: t.name)
+                member_of[table.name] = pattern
+                break
     out: list[list[Table]] = []
     emitted: set[str] = set()
     for table in tables:
@@ -128,10 +150,11 @@ def family_name(members: list[Table]) -> str:
     pattern = family_pattern(newest.name)
     if "*" in pattern:
         return pattern
-    # Value partitions share everything in the last part but its last word (how they were
-    # grouped): `census_tracts_wyoming` → `census_tracts_*`.
-    head, _, last = newest.name.rpartition(".")
-    stem = last[: last.rfind("_")] if "_" in last else last
+    # Value partitions share the words before their values: `census_tracts_wyoming` and
+    # `census_tracts_west_virginia` → `census_tracts_*`.
+    head = newest.name.rpartition(".")[0]
+    shared = os.path.commonprefix([m.name.rpartition(".")[2] for m in members])
+    stem = shared[: shared.rfind("_")] if "_" in shared else shared
     return f"{head}.{stem}_*" if head else f"{stem}_*"
 
 

@@ -8,7 +8,7 @@ one matching a single word very well.
 
 Tables are chosen greedily. The best-scoring table is first; each next pick maximises
 
-    score × deprecation × certification × joinability × redundancy × affinity
+    score × deprecation × certification × joinability × redundancy × duplicate × affinity
 
 where
 - deprecation: ×0.5 for a table marked deprecated (dbt, overlay);
@@ -18,6 +18,8 @@ where
 - redundancy: ×0.8 when the table accounts for no question word the chosen tables do not
   (three `transactions` tables from three schemas add little to one; a table matching no
   word at all, only by meaning, is weaker evidence too);
+- duplicate: ×0.5 when a chosen table has the same name in another schema (warehouses keep
+  copies: `wdi.country_summary`, `health.country_summary`);
 - affinity: ×(1 + 0.3 × share) where share is how often the query log used the table together
   with the chosen ones (0 without a log).
 A pick stops when its adjusted score falls below `relative_cutoff` of the first table's;
@@ -41,6 +43,7 @@ CERTIFIED = 1.1
 JOINS_CHOSEN = 1.15
 UNJOINABLE = 0.7
 REDUNDANT = 0.8
+DUPLICATE = 0.5
 AFFINITY = 0.3
 COVERAGE = 0.05
 
@@ -144,6 +147,10 @@ def _adjusted(
         why.append("no join path to the chosen tables")
     if candidate.terms <= covered:
         score *= REDUNDANT
+    bare = name.rsplit(".", 1)[-1].lower()
+    if any(c.table.rsplit(".", 1)[-1].lower() == bare for c in chosen):
+        score *= DUPLICATE
+        why.append("a table of this name is already chosen")
     if usage is not None:
         share = usage.co_use_share(name, [c.table for c in chosen])
         if share > 0:
