@@ -5,7 +5,6 @@ other table, nor cost 366 cards in a prompt."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections import defaultdict
 
@@ -153,9 +152,17 @@ def family_name(members: list[Table]) -> str:
     # Value partitions share the words before their values: `census_tracts_wyoming` and
     # `census_tracts_west_virginia` → `census_tracts_*`.
     head = newest.name.rpartition(".")[0]
-    shared = os.path.commonprefix([m.name.rpartition(".")[2] for m in members])
+    shared = _common_prefix([m.name.rpartition(".")[2] for m in members])
     stem = shared[: shared.rfind("_")] if "_" in shared else shared
     return f"{head}.{stem}_*" if head else f"{stem}_*"
+
+
+def _common_prefix(names: list[str]) -> str:
+    first, last = min(names), max(names)  # the two most different in sorted order
+    size = 0
+    while size < min(len(first), len(last)) and first[size] == last[size]:
+        size += 1
+    return first[:size]
 
 
 def family_table(members: list[Table]) -> Table:
