@@ -75,7 +75,7 @@ class ContextSettings:
     max_tables: int = 5
     # A table joins the pack when its score is at least this share of the best table's.
     relative_cutoff: float = 0.35
-    column_weight: float = 0.6
+    column_weight: float = 0.9
     # Share of a path, example or glossary document's score each table it names receives.
     multi_table_weight: float = 0.3
     name_bonus: float = 0.02
