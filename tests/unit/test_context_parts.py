@@ -16,8 +16,14 @@ from schemawise.eval.spider2 import load_databases, load_questions
 from schemawise.graph.families import collapse, family_pattern, group_families
 from schemawise.graph.infer import QueryLogEntry
 from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
-from schemawise.prune.columns import PruneInput, has_time_phrase, prune
-from schemawise.rank.structural import Candidate, RankSettings, apply_metadata, choose
+from schemawise.prune.columns import PruneInput, _written_out, has_time_phrase, prune
+from schemawise.rank.structural import (
+    Candidate,
+    RankSettings,
+    apply_metadata,
+    apply_schema_mentions,
+    choose,
+)
 from schemawise.retrieve.context import _choose_source, _coverage, _with_compounds
 
 
@@ -142,6 +148,20 @@ def test_time_phrase(question: str, timely: bool) -> None:
     assert has_time_phrase(question) is timely
 
 
+@pytest.mark.parametrize(
+    ("text", "column", "written"),
+    [
+        ("rate = `Free Meal Count (K-12)` / Enrollment", "Free Meal Count (K-12)", True),
+        ("cards whose convertedManaCost is 5", "convertedManaCost", True),
+        ("cards whose convertedManaCost is 5", "ManaCost", False),
+        ("the name of each shop", "name", True),
+        ("the names of each shop", "name", False),
+    ],
+)
+def test_a_column_written_out(text: str, column: str, written: bool) -> None:
+    assert _written_out(text, column) is written
+
+
 def test_prune_tiers() -> None:
     graph = _shop()
     meta = Metadata(
@@ -203,6 +223,25 @@ def test_choose_passes_over_a_copy_of_a_chosen_table_in_another_schema() -> None
     ]
     picked = choose(candidates, graph, RankSettings(max_tables=2))
     assert [c.table for c in picked] == ["wdi.country_summary", "debt.indicators"]
+
+
+def test_a_schema_the_question_names_lifts_its_tables() -> None:
+    candidates = [
+        Candidate("crypto.crypto_dash.inputs", 1.0),
+        Candidate("crypto.crypto_bitcoin.inputs", 1.0),
+        Candidate("crypto.crypto_bitcoin_cash.inputs", 1.0),
+    ]
+    # "crypto" is in every schema: it names none of them.
+    apply_schema_mentions(candidates, {"bitcoin", "input", "crypto"})
+    scores = {c.table.split(".")[1]: c.score for c in candidates}
+    assert scores["crypto_bitcoin"] > scores["crypto_bitcoin_cash"] > scores["crypto_dash"] == 1.0
+    assert "its schema is named: bitcoin" in candidates[1].reasons
+
+
+def test_one_schema_gains_nothing() -> None:
+    candidates = [Candidate("sales.orders", 1.0), Candidate("sales.items", 0.5)]
+    apply_schema_mentions(candidates, {"sale", "order"})
+    assert [c.score for c in candidates] == [1.0, 0.5]
 
 
 def test_spider2_loader(tmp_path: Path) -> None:

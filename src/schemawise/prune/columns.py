@@ -1,6 +1,7 @@
 """Column pruning: of the chosen tables, keep only the columns a query could need, in two tiers.
 
-Tier 1 (relevant): the columns retrieval ranked highest for the question, columns whose name,
+Tier 1 (relevant): the columns retrieval ranked highest for the question, columns written out
+in the question or evidence (`convertedManaCost`, `Free Meal Count (K-12)`), columns whose name,
 description or synonyms share a word with the question, columns holding a value the question
 names, and time columns when the question has a time phrase.
 Tier 2 (potentially relevant): primary keys, the join keys of the chosen paths, and enum-like
@@ -94,6 +95,11 @@ def _named_values(question: str, values: list[str]) -> bool:
     )
 
 
+def _written_out(question: str, column: str) -> bool:
+    """The column's name appears in the text as a whole word or phrase, in any case."""
+    return bool(re.search(rf"(?<![\w]){re.escape(column)}(?![\w])", question, re.IGNORECASE))
+
+
 def prune(request: PruneInput) -> list[ColumnPick]:
     timely = has_time_phrase(request.question)
     out: list[ColumnPick] = []
@@ -119,6 +125,9 @@ def _table_picks(table: Table, name: str, request: PruneInput, timely: bool) -> 
 
     for column_name in request.retrieved.get(name, [])[:RETRIEVED_PER_TABLE]:
         keep(column_name, 1, "retrieved")
+    for column in table.columns:
+        if _written_out(request.question, column.name):
+            keep(column.name, 1, "written out in the question")
     # Columns sharing words with the question: most shared words first, then most used.
     named = []
     for column in table.columns:

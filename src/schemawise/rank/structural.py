@@ -4,7 +4,8 @@ and the metadata say which of them belong together. The weights are modest and d
 
 Every candidate first gains 5% per question word its name or matched columns cover (up to
 three words): a table matching several of the question's words is likelier to be needed than
-one matching a single word very well.
+one matching a single word very well. A table whose schema the question names gains up to 50%
+(`crypto_bitcoin.inputs` for a question about Bitcoin; see `apply_schema_mentions`).
 
 Tables are chosen greedily. The best-scoring table is first; each next pick maximises
 
@@ -36,6 +37,7 @@ import networkx as nx
 from schemawise.enrich.metadata import Metadata
 from schemawise.enrich.usage import Usage
 from schemawise.graph.model import SchemaGraph
+from schemawise.graph.naming import singular, split_identifier
 from schemawise.graph.paths import join_graph
 
 DEPRECATED = 0.5
@@ -46,6 +48,7 @@ REDUNDANT = 0.8
 DUPLICATE = 0.5
 AFFINITY = 0.3
 COVERAGE = 0.05
+SCHEMA_NAMED = 0.5
 
 
 @dataclass
@@ -84,6 +87,32 @@ def apply_metadata(candidates: list[Candidate], meta: Metadata | None) -> None:
         if table_meta.certified:
             candidate.score *= CERTIFIED
             candidate.reasons.append("certified")
+
+
+def apply_schema_mentions(candidates: list[Candidate], asked: set[str]) -> None:
+    """A table whose schema the question names gains up to 50%: `crypto_bitcoin.inputs` for
+    a question about Bitcoin, not `crypto_dash.inputs`, whose columns read the same. Only a
+    schema's distinctive words count (not `crypto`, which every schema of the source has),
+    as a share of them (`bitcoin` names `crypto_bitcoin` more than `crypto_bitcoin_cash`)."""
+    schemas = {_schema(c.table) for c in candidates} - {""}
+    if len(schemas) < 2:
+        return
+    words = {schema: _schema_words(schema) for schema in schemas}
+    everywhere = set.intersection(*words.values())
+    for candidate in candidates:
+        own = words.get(_schema(candidate.table), set()) - everywhere
+        named = own & asked
+        if named:
+            candidate.score *= 1 + SCHEMA_NAMED * len(named) / len(own)
+            candidate.reasons.append(f"its schema is named: {', '.join(sorted(named))}")
+
+
+def _schema(table: str) -> str:
+    return table.rsplit(".", 1)[0].lower() if "." in table else ""
+
+
+def _schema_words(schema: str) -> set[str]:
+    return {singular(w) for w in split_identifier(schema.rsplit(".", 1)[-1])}
 
 
 def choose(

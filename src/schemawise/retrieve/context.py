@@ -23,7 +23,14 @@ from schemawise.index import store
 from schemawise.index.cards import TABLE_SEPARATOR
 from schemawise.index.embed import Embedder
 from schemawise.prune.columns import ColumnFilter, PruneInput, join_keys_of, prune
-from schemawise.rank.structural import Candidate, Ranker, RankSettings, apply_metadata, choose
+from schemawise.rank.structural import (
+    Candidate,
+    Ranker,
+    RankSettings,
+    apply_metadata,
+    apply_schema_mentions,
+    choose,
+)
 
 _STOP = frozenset(
     {
@@ -272,6 +279,7 @@ def build_context(
         for table in [key[1]]
     ]
     apply_metadata(candidates, meta)
+    apply_schema_mentions(candidates, asked)
     ranking = RankSettings(max_tables=settings.max_tables, relative_cutoff=settings.relative_cutoff)
     picked = choose(candidates, graph, ranking, meta.usage if meta else None)
     if settings.ranker is not None:
