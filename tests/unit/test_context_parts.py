@@ -24,7 +24,13 @@ from schemawise.rank.structural import (
     apply_schema_mentions,
     choose,
 )
-from schemawise.retrieve.context import _choose_source, _coverage, _with_compounds
+from schemawise.retrieve.context import (
+    REPEATED_COLUMN,
+    _best_distinct,
+    _choose_source,
+    _coverage,
+    _with_compounds,
+)
 
 
 def _table(name: str, *columns: str, pk: str | None = None) -> Table:
@@ -326,6 +332,18 @@ def test_values_of_several_words_join_their_partition() -> None:
     graph = collapse(SchemaGraph(tables=[*states, other]))
     assert [t.name for t in graph.tables] == ["geo.census_tracts_*", "geo.census_tracts_summary"]
     assert len(graph.tables[0].shards) == len(names)
+
+
+def test_column_hits_repeating_a_matched_word_count_less() -> None:
+    asked = {"wind", "temperature"}
+    winds = [("reunion_wind", 0.3), ("tokyo_wind", 0.3), ("usa_wind", 0.3)]
+    assert _best_distinct(winds, asked) == pytest.approx(0.3 * (1 + 2 * REPEATED_COLUMN))
+    varied = [("wind", 0.3), ("temperature", 0.3), ("stn", 0.3)]
+    assert _best_distinct(varied, asked) == pytest.approx(0.9)
+    # A column's values document after its column document is a repeat too.
+    assert _best_distinct([("stn", 0.3), ("stn", 0.2)], asked) == pytest.approx(
+        0.3 + 0.2 * REPEATED_COLUMN
+    )
 
 
 def test_compounds_join_adjacent_words() -> None:

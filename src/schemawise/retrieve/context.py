@@ -190,8 +190,7 @@ class _TableEvidence:
                     reasons[(hit.source, named)].append(f"{hit.kind} document matched")
             # A source card votes for its database (see _choose_source) and names no table.
         for key, cols in column_hits.items():
-            best = sorted((s for _, s in cols), reverse=True)[:3]
-            scores[key] += settings.column_weight * sum(best)
+            scores[key] += settings.column_weight * _best_distinct(cols, asked)
             reasons[key].append(f"columns matched: {', '.join(c for c, _ in cols[:3])}")
         pinned: set[tuple[str, str]] = set()
         spelled = _identifiers(text)
@@ -211,6 +210,27 @@ class _TableEvidence:
                         pinned.add((source, holder))
                         reasons[(source, holder)].append(f"column {column} written out")
         return cls(scores, reasons, column_hits, pinned)
+
+
+# A column hit that adds nothing new — the same column again (its values document), or only
+# question words already matched by a better column of the table (`tokyo_wind` after
+# `reunion_wind`) — counts this much: a table with ten agencies' wind columns is not three
+# times about wind.
+REPEATED_COLUMN = 0.5
+
+
+def _best_distinct(cols: list[tuple[str, float]], asked: set[str]) -> float:
+    """The sum of a table's three best column hits, repeats discounted."""
+    seen_columns: set[str] = set()
+    seen_words: set[str] = set()
+    adjusted = []
+    for column, score in sorted(cols, key=lambda c: -c[1]):
+        words = _words(column) & asked
+        repeat = column in seen_columns or bool(words and words <= seen_words)
+        adjusted.append(score * (REPEATED_COLUMN if repeat else 1.0))
+        seen_columns.add(column)
+        seen_words |= words
+    return sum(sorted(adjusted, reverse=True)[:3])
 
 
 def build_context(
