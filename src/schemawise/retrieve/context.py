@@ -378,7 +378,9 @@ def _coverage(found: dict[str, set[str]], in_scope: int) -> dict[str, float]:
     for words in found.values():
         for word in words:
             holders[word] += 1
-    weight = {w: math.log(1 + in_scope / n) for w, n in holders.items()}
+    # Inverse document frequency over sources: a word every source has weighs almost nothing
+    # (log((N + 1) / N)), a word one source has log(N + 1).
+    weight = {w: math.log((in_scope + 1) / n) for w, n in holders.items()}
     total = sum(weight.values()) or 1.0
     return {s: sum(weight[w] for w in words) / total for s, words in found.items()}
 
