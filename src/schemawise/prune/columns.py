@@ -97,6 +97,8 @@ def _named_values(question: str, values: list[str]) -> bool:
 
 def _written_out(question: str, column: str) -> bool:
     """The column's name appears in the text as a whole word or phrase, in any case."""
+    if column.lower() not in question.lower():  # cheap test first: tables can be very wide
+        return False
     return bool(re.search(rf"(?<![\w]){re.escape(column)}(?![\w])", question, re.IGNORECASE))
 
 
