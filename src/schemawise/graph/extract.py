@@ -25,7 +25,7 @@ from schemawise.graph.naming import (
     KEY_WORDS,
     ends_with,
     entity_words,
-    singular,
+    singular_words,
     split_identifier,
     types_compatible,
 )
@@ -169,7 +169,7 @@ def presumed_keys(graph: SchemaGraph) -> set[tuple[str, str]]:
             continue
         entity = entity_words(table.name.rsplit(".", 1)[-1])
         for column in table.columns:
-            words = tuple(singular(w) for w in split_identifier(column.name))
+            words = singular_words(column.name)
             if not words or words[-1] not in KEY_WORDS:
                 continue
             stem = words[:-1]

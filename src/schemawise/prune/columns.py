@@ -19,7 +19,7 @@ from typing import Any
 
 from schemawise.enrich.metadata import Metadata
 from schemawise.graph.model import SchemaGraph, Table
-from schemawise.graph.naming import singular, split_identifier, type_family
+from schemawise.graph.naming import singular, singular_words, type_family
 
 # Retrieved columns kept per table, and columns kept for sharing words with the question.
 RETRIEVED_PER_TABLE = 6
@@ -63,7 +63,7 @@ def has_time_phrase(question: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return {singular(w) for w in split_identifier(text)}
+    return set(singular_words(text))
 
 
 def _is_time(type_name: str, name: str) -> bool:

@@ -37,7 +37,7 @@ import networkx as nx
 from schemawise.enrich.metadata import Metadata
 from schemawise.enrich.usage import Usage
 from schemawise.graph.model import SchemaGraph
-from schemawise.graph.naming import singular, split_identifier
+from schemawise.graph.naming import singular_words
 from schemawise.graph.paths import join_graph
 
 DEPRECATED = 0.5
@@ -112,7 +112,7 @@ def _schema(table: str) -> str:
 
 
 def _schema_words(schema: str) -> set[str]:
-    return {singular(w) for w in split_identifier(schema.rsplit(".", 1)[-1])}
+    return set(singular_words(schema.rsplit(".", 1)[-1]))
 
 
 def choose(

@@ -17,7 +17,7 @@ from schemawise.enrich.metadata import Metadata
 from schemawise.errors import NoJoinPathError
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
-from schemawise.graph.naming import singular, split_identifier
+from schemawise.graph.naming import singular, singular_words
 from schemawise.graph.paths import connecting_tree
 from schemawise.index import store
 from schemawise.index.cards import TABLE_SEPARATOR
@@ -109,7 +109,7 @@ def _name_words(name: str) -> frozenset[str]:
 
 
 def _words(identifier: str) -> set[str]:
-    return {singular(w) for w in split_identifier(identifier)}
+    return set(singular_words(identifier))
 
 
 def _terms(
