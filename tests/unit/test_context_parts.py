@@ -16,6 +16,7 @@ from schemawise.eval.spider2 import load_databases, load_questions
 from schemawise.graph.families import collapse, family_pattern, group_families
 from schemawise.graph.infer import QueryLogEntry
 from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
+from schemawise.index.cards import documents
 from schemawise.prune.columns import PruneInput, _written_out, has_time_phrase, prune
 from schemawise.rank.structural import (
     Candidate,
@@ -74,6 +75,19 @@ def test_shards_collapse_into_one_entry_and_keep_their_edges() -> None:
     # Three shard edges become one family edge.
     assert [(e.child_table, e.parent_table) for e in small.edges] == [("events_*", "users")]
     assert collapse(SchemaGraph(tables=[users])).tables == [users]
+
+
+def test_a_family_card_describes_its_columns_from_its_shards() -> None:
+    shards = [_table(f"noaa.gsod{year}", "stn", "temp", "wdsp") for year in (2019, 2020)]
+    shards[1].columns[2].comment = "Mean wind speed for the day in knots"
+    described = {"noaa.gsod2020.temp": "Mean temperature for the day"}
+    docs = documents("s", SchemaGraph(tables=shards), descriptions=described)
+    card = next(d for d in docs if d.kind == "table")
+    assert card.table == "noaa.gsod*"
+    assert "temp (Mean temperature for the day)" in card.text
+    assert "wdsp (Mean wind speed for the day in knots)" in card.text
+    column = next(d for d in docs if d.kind == "column" and d.column == "temp")
+    assert "Mean temperature for the day" in column.text
 
 
 def test_growing_schema_still_links_shard_to_shard() -> None:

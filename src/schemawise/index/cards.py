@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -60,7 +61,7 @@ def table_card(
             relations.append(words(other.rsplit(".", 1)[-1]))
     columns = []
     for column in table.columns:
-        described = descriptions.get(f"{table.name}.{column.name}".lower())
+        described = _of_column(descriptions, table, column.name) or column.comment
         label = words(column.name)
         if described and described.lower() != label:
             label += f" ({described})"
@@ -314,21 +315,23 @@ def documents(
                     table,
                     column.name,
                     column.type,
-                    descriptions.get(f"{table.name}.{column.name}".lower()) or column.comment,
-                    _samples_of(samples, table, column.name),
+                    _of_column(descriptions, table, column.name) or column.comment,
+                    _of_column(samples, table, column.name),
                 )
             )
-            seen = _samples_of(values, table, column.name)
+            seen = _of_column(values, table, column.name)
             if seen and len(seen) > SAMPLES_SHOWN:
                 docs.append(values_document(source, table, column.name, seen))
     docs.extend(path_documents(source, graph))
     return docs
 
 
-def _samples_of(samples: dict[str, list[str]], table: Table, column: str) -> list[str] | None:
-    """A column's sample values; for a family, those of its shards."""
+def _of_column[T](known: Mapping[str, T], table: Table, column: str) -> T | None:
+    """What `known` says of a column (keyed `table.column`, lower case); for a sharded
+    family, what it says of the column in the latest shard that has it — the family entry's
+    own name (`gsod*`) is in no dictionary, sample or description file."""
     for name in [table.name, *reversed(table.shards)]:
-        found = samples.get(f"{name}.{column}".lower())
+        found = known.get(f"{name}.{column}".lower())
         if found:
             return found
     return None
