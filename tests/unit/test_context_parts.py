@@ -31,7 +31,9 @@ from schemawise.retrieve.context import (
     _choose_source,
     _coverage,
     _with_compounds,
+    question_words,
 )
+from schemawise.retrieve.implied import implied_words, with_implied_words
 
 
 def _table(name: str, *columns: str, pk: str | None = None) -> Table:
@@ -397,3 +399,35 @@ def test_a_jsonl_log_line_may_say_how_often_it_ran(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text('{"sql": "SELECT 1", "calls": 12}\n{"sql": "SELECT 2", "calls": "x"}\n')
     assert [e.calls for e in read_query_log(log)] == [12, 1]
+
+
+@pytest.mark.parametrize(
+    ("text", "implied"),
+    [
+        ("the money rank of the tallest poker player", ["height"]),
+        ("models weighing more than 3500", ["weight"]),
+        ("the cheapest product", ["price", "cost"]),
+        ("names of European countries", ["europe"]),
+        ("drivers from the USA", ["american"]),
+        ("Japanese constructors", ["japan"]),
+        ("the height of the tallest player", []),  # already written
+        ("how many singers are there", []),
+    ],
+)
+def test_words_a_question_implies(text: str, implied: list[str]) -> None:
+    assert implied_words(text) == implied
+
+
+def test_implied_words_are_appended_not_substituted() -> None:
+    assert with_implied_words("the oldest dog") == "the oldest dog age"
+    assert with_implied_words("every dog") == "every dog"
+
+
+def test_an_implied_measure_keeps_its_column() -> None:
+    graph = SchemaGraph(
+        source="t", dialect="sqlite", tables=[_table("people", "people_id", "name", "height")]
+    )
+    text = "the tallest person"
+    asked = question_words(with_implied_words(text))
+    picks = prune(PruneInput(graph, ["people"], text, asked))
+    assert ("people", "height", 1) in {(p.table, p.name, p.tier) for p in picks}

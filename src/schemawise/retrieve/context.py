@@ -31,6 +31,7 @@ from schemawise.rank.structural import (
     apply_schema_mentions,
     choose,
 )
+from schemawise.retrieve.implied import with_implied_words
 
 _STOP = frozenset(
     {
@@ -249,14 +250,17 @@ def build_context(
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
     text = f"{question} {evidence}".strip()
     vector = embedder.embed([text])[0]
+    # Lexical matching also sees the words the question implies (`tallest` → height); the
+    # embedding reads the question as written (adding them there measured slightly worse).
+    searched = with_implied_words(text)
     hits = store.search(
-        conn, text, vector, kinds=SEARCHED_KINDS, sources=sources,
+        conn, searched, vector, kinds=SEARCHED_KINDS, sources=sources,
         n=settings.candidates,
     )  # fmt: skip
     # Only sources whose graph is at hand can be connected and pruned (the index may also hold
     # documents of other runs, such as benchmark catalogs).
     hits = [h for h in hits if h.source in graphs]
-    asked = question_words(text)
+    asked = question_words(searched)
     evidence_of = _TableEvidence.of(hits, graphs, sources, text, asked, settings)
     scores, reasons, column_hits = evidence_of.scores, evidence_of.reasons, evidence_of.columns
     if not scores:
@@ -269,7 +273,7 @@ def build_context(
     if not by_source:  # nothing current matched: an empty pack, not a guess
         return ContextPack(question=question)
     found = (
-        store.words_found(conn, _with_compounds(text), list(by_source))
+        store.words_found(conn, _with_compounds(searched), list(by_source))
         if len(by_source) > 1
         else {}
     )
@@ -279,7 +283,7 @@ def build_context(
         # The pooled search shared its candidates among the databases; the chosen one's own
         # search ranks all of its documents (as when the database is given).
         hits = store.search(
-            conn, text, vector, kinds=SEARCHED_KINDS, sources=[source], n=settings.candidates
+            conn, searched, vector, kinds=SEARCHED_KINDS, sources=[source], n=settings.candidates
         )
         evidence_of = _TableEvidence.of(hits, graphs, [source], text, asked, settings)
         scores, reasons, column_hits = evidence_of.scores, evidence_of.reasons, evidence_of.columns
