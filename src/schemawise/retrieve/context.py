@@ -253,8 +253,10 @@ def build_context(
     # Lexical matching also sees the words the question implies (`tallest` → height); the
     # embedding reads the question as written (adding them there measured slightly worse).
     searched = with_implied_words(text)
+    # … and its adjacent words run together (`high schoolers` finds `Highschooler`).
+    lexical = " ".join([searched, *_compounds(text)])
     hits = store.search(
-        conn, searched, vector, kinds=SEARCHED_KINDS, sources=sources,
+        conn, lexical, vector, kinds=SEARCHED_KINDS, sources=sources,
         n=settings.candidates,
     )  # fmt: skip
     # Only sources whose graph is at hand can be connected and pruned (the index may also hold
@@ -283,7 +285,7 @@ def build_context(
         # The pooled search shared its candidates among the databases; the chosen one's own
         # search ranks all of its documents (as when the database is given).
         hits = store.search(
-            conn, searched, vector, kinds=SEARCHED_KINDS, sources=[source], n=settings.candidates
+            conn, lexical, vector, kinds=SEARCHED_KINDS, sources=[source], n=settings.candidates
         )
         evidence_of = _TableEvidence.of(hits, graphs, [source], text, asked, settings)
         scores, reasons, column_hits = evidence_of.scores, evidence_of.reasons, evidence_of.columns
@@ -366,13 +368,21 @@ TABLE_VOTE = 0.25
 COVERAGE_VOTE = 0.5
 
 
+def _content_words(text: str) -> list[str]:
+    """The text's words, not the words of asking (count, number, name, show)."""
+    return [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in _STOP]
+
+
+def _compounds(text: str) -> list[str]:
+    """Each pair of adjacent content words written as one (`high school` → highschool), since
+    identifiers often run words together (`Highschooler`)."""
+    tokens = _content_words(text)
+    return [a + b for a, b in itertools.pairwise(tokens) if len(a + b) >= 6]
+
+
 def _with_compounds(text: str) -> str:
-    """The text's content words (not the words of asking: count, number, name, show) plus
-    each pair of adjacent ones written as one (`high school` → highschool), since identifiers
-    often run words together (`Highschooler`)."""
-    tokens = [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in _STOP]
-    joined = [a + b for a, b in itertools.pairwise(tokens) if len(a + b) >= 6]
-    return " ".join([*tokens, *joined])
+    """The text's content words plus their compounds (see `_compounds`)."""
+    return " ".join([*_content_words(text), *_compounds(text)])
 
 
 def _coverage(found: dict[str, set[str]], in_scope: int) -> dict[str, float]:
