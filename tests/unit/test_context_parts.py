@@ -30,6 +30,7 @@ from schemawise.retrieve.context import (
     _best_distinct,
     _choose_source,
     _coverage,
+    _tables_named,
     _with_compounds,
     question_words,
 )
@@ -382,6 +383,21 @@ def test_coverage_can_overturn_more_hits() -> None:
     assert _choose_source(by_source, scores) == "concerts"
     coverage = _coverage({"music": {"singer", "citizenship"}, "concerts": {"singer"}}, 2)
     assert _choose_source(by_source, scores, coverage) == "music"
+
+
+def test_tables_named_counts_distinct_names_the_question_holds() -> None:
+    graph = SchemaGraph(tables=[_table("singer", "name"), _table("song", "title")])
+    other = SchemaGraph(tables=[_table("singer", "song_name"), _table("concert", "year")])
+    asked = question_words("names of singers that have more than one song")
+    assert _tables_named(graph, asked) == 2
+    assert _tables_named(other, asked) == 1
+
+
+def test_a_database_naming_more_tables_breaks_a_near_tie() -> None:
+    by_source = {"concerts": [0.0645, 0.06], "music": [0.0635, 0.06]}
+    scores = {("concerts", "singer"): 0.25, ("music", "singer"): 0.234}
+    assert _choose_source(by_source, scores) == "concerts"
+    assert _choose_source(by_source, scores, None, {"concerts": 1, "music": 2}) == "music"
 
 
 def test_profile_keeps_wordlike_values_for_the_value_index() -> None:

@@ -280,7 +280,8 @@ def build_context(
         else {}
     )
     in_scope = len(sources) if sources else len(graphs)
-    source = _choose_source(by_source, scores, _coverage(found, in_scope))
+    named = {s: _tables_named(graphs[s], asked) for s in by_source} if len(by_source) > 1 else {}
+    source = _choose_source(by_source, scores, _coverage(found, in_scope), named)
     if len(by_source) > 1:
         # The pooled search shared its candidates among the databases; the chosen one's own
         # search ranks all of its documents (as when the database is given).
@@ -367,6 +368,18 @@ TABLE_VOTE = 0.25
 # anywhere: names, descriptions, values) against the raw hits.
 COVERAGE_VOTE = 0.5
 
+# Weight of the number of tables the question names (every word of the name in the question:
+# `singers` and `song` name two tables of a singer/song database, one of a concert database
+# whose singer table has a song_name column), normalised by the most any database has.
+NAMED_VOTE = 0.1
+
+
+def _tables_named(graph: SchemaGraph, asked: set[str]) -> int:
+    """How many distinct table names the question names outright."""
+    return len(
+        {_name_words(t.name) for t in graph.tables if _name_words(t.name) <= asked} - {frozenset()}
+    )
+
 
 def _content_words(text: str) -> list[str]:
     """The text's words, not the words of asking (count, number, name, show)."""
@@ -403,11 +416,12 @@ def _choose_source(
     by_source: dict[str, list[float]],
     scores: dict[tuple[str, str], float],
     coverage: dict[str, float] | None = None,
+    named: dict[str, int] | None = None,
 ) -> str:
     """The database a question is about: its best TOP_HITS document scores (many matching
     documents), a share of its best two tables' scores (cards, columns and paths agreeing on
-    the same tables), and how much of the question's vocabulary it has, each normalised by
-    the best database's."""
+    the same tables), how much of the question's vocabulary it has, and how many of its tables
+    the question names, each normalised by the best database's."""
     tables: dict[str, list[float]] = defaultdict(list)
     for (src, _), score in scores.items():
         tables[src].append(score)
@@ -416,12 +430,15 @@ def _choose_source(
     covered = coverage or {}
     top_hits, top_tables = max(hits.values()) or 1.0, max(agreed.values()) or 1.0
     top_covered = max(covered.values(), default=0.0) or 1.0
+    named = named or {}
+    top_named = max(named.values(), default=0) or 1
     return max(
         sorted(by_source),
         key=lambda s: (
             hits[s] / top_hits
             + TABLE_VOTE * agreed[s] / top_tables
             + COVERAGE_VOTE * covered.get(s, 0.0) / top_covered
+            + NAMED_VOTE * named.get(s, 0) / top_named
         ),
     )
 
