@@ -199,7 +199,7 @@ class _TableEvidence:
             if sources and source not in sources:
                 continue
             for table in graph.tables:
-                if _name_words(table.name) and _name_words(table.name) <= asked:
+                if _names_table(table.name, asked):
                     scores[(source, table.name)] += settings.name_bonus
                     reasons[(source, table.name)].append("named in the question")
             holders_of = graph.cached("column_holders", _column_holders) if spelled else {}
@@ -374,11 +374,15 @@ COVERAGE_VOTE = 0.5
 NAMED_VOTE = 0.1
 
 
+def _names_table(name: str, asked: set[str]) -> bool:
+    """Every word of the table's name is in the question."""
+    words = _name_words(name)
+    return bool(words) and words <= asked
+
+
 def _tables_named(graph: SchemaGraph, asked: set[str]) -> int:
     """How many distinct table names the question names outright."""
-    return len(
-        {_name_words(t.name) for t in graph.tables if _name_words(t.name) <= asked} - {frozenset()}
-    )
+    return len({_name_words(t.name) for t in graph.tables if _names_table(t.name, asked)})
 
 
 def _content_words(text: str) -> list[str]:
