@@ -240,12 +240,15 @@ def run(
                 "table_share": len(pack.tables) / max(1, len(graph.tables)),
                 "columns_kept": len(pack.columns),
                 "column_share": len(pack.columns) / max(1, total_cols),
+                "database_columns": total_cols,
                 "tokens": pack.tokens,
                 "right_database": right_db,
             }
             if case.gold_columns is not None:
                 gold_columns = {(entries[case.db_id].get(t, t), c) for t, c in case.gold_columns}
                 row["strict_column"] = gold_columns <= kept_cols
+                # The floor of the column share: what the gold query alone uses.
+                row["gold_column_share"] = len(gold_columns) / max(1, total_cols)
                 row["column_recall"] = (
                     len(gold_columns & kept_cols) / len(gold_columns) if gold_columns else 1.0
                 )
@@ -295,6 +298,14 @@ def run(
             "table_share_mean": mean("table_share"),
             "columns_kept_mean": mean("columns_kept"),
             "column_share_mean": mean("column_share"),
+            # All columns kept over all the databases' columns, question by question: a small
+            # database (11 columns) weighs as little as it holds.
+            "column_share_pooled": round(
+                sum(r["columns_kept"] for r in rows)
+                / max(1, sum(r["database_columns"] for r in rows)),
+                4,
+            ),
+            "gold_column_share_mean": mean("gold_column_share"),
             "tokens_mean": mean("tokens"),
             "tokens_p95": float(np.percentile([r["tokens"] for r in rows], 95)) if rows else 0.0,
             "share_within_8000_tokens": round(
