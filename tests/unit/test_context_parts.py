@@ -24,6 +24,7 @@ from schemawise.rank.structural import (
     apply_metadata,
     apply_schema_mentions,
     choose,
+    wordless_floor,
 )
 from schemawise.retrieve.context import (
     REPEATED_COLUMN,
@@ -31,6 +32,7 @@ from schemawise.retrieve.context import (
     _choose_source,
     _coverage,
     _tables_named,
+    _terms,
     _with_compounds,
     question_words,
 )
@@ -248,6 +250,48 @@ def test_choose_passes_over_a_copy_of_a_chosen_table_in_another_schema() -> None
     assert [c.table for c in picked] == ["wdi.country_summary", "debt.indicators"]
 
 
+def _documents_db() -> tuple[SchemaGraph, list[Candidate]]:
+    graph = SchemaGraph(
+        tables=[
+            _table("documents", "document_id", "template_id", pk="document_id"),
+            _table("templates", "template_id", "version", pk="template_id"),
+        ],
+        edges=[Edge(child_table="documents", child_columns=["template_id"],
+                    parent_table="templates", parent_columns=["template_id"],
+                    source="foreign_key")],
+    )  # fmt: skip
+    # `templates` matches no question word: only meaning and path documents put it here.
+    return graph, [Candidate("documents", 0.11, {"document"}), Candidate("templates", 0.074)]
+
+
+@pytest.mark.parametrize(("words", "kept"), [(1, 1), (3, 1), (8, 2), (None, 2)])
+def test_a_short_question_keeps_no_table_matching_none_of_its_words(
+    words: int | None, kept: int
+) -> None:
+    graph, candidates = _documents_db()
+    settings = RankSettings(question_words=words)
+    assert len(choose(candidates, graph, settings)) == kept
+
+
+def test_the_wordless_floor_never_drops_below_the_cutoff() -> None:
+    assert wordless_floor(RankSettings(question_words=1)) == pytest.approx(0.74)
+    assert wordless_floor(RankSettings(question_words=20)) == RankSettings().relative_cutoff
+    assert wordless_floor(RankSettings()) == RankSettings().relative_cutoff
+
+
+def test_a_table_matching_a_word_is_kept_however_short_the_question() -> None:
+    graph, candidates = _documents_db()
+    candidates[1].terms = {"template"}
+    assert len(choose(candidates, graph, RankSettings(question_words=1))) == 2
+
+
+def test_terms_match_inflected_question_words() -> None:
+    graph = SchemaGraph(tables=[_table("likes", "student_id", "liked_id")])
+    asked = question_words("high schoolers who have friends and are liked")
+    assert _terms(graph, None, "likes", asked, []) == {"liked"}
+    assert _terms(graph, None, "likes", question_words("friends who rated"), []) == set()
+
+
 def test_a_schema_the_question_names_lifts_its_tables() -> None:
     candidates = [
         Candidate("crypto.crypto_dash.inputs", 1.0),
@@ -369,6 +413,12 @@ def test_compounds_join_adjacent_words() -> None:
     assert "count" not in words and "the" not in words
 
 
+def test_database_vocabulary_leaves_out_numbers_and_inflected_asking_words() -> None:
+    words = _with_compounds("the transcript which shows at least 4 results between 5000 and 10000")
+    assert "transcript" in words.split() and "results" in words.split()
+    assert not {"shows", "4", "5000", "10000"} & set(words.split())
+
+
 def test_coverage_weights_rare_words_over_common_ones() -> None:
     found = {"music": {"singer", "citizenship"}, "concerts": {"singer"}}
     coverage = _coverage(found, in_scope=2)
@@ -426,6 +476,9 @@ def test_a_jsonl_log_line_may_say_how_often_it_ran(tmp_path: Path) -> None:
         ("names of European countries", ["europe"]),
         ("drivers from the USA", ["american"]),
         ("Japanese constructors", ["japan"]),
+        ("How is the math course described?", ["description"]),
+        ("customers who subscribed last year", ["subscription"]),
+        ("members of the tribe", []),
         ("the height of the tallest player", []),  # already written
         ("how many singers are there", []),
     ],

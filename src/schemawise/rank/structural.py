@@ -25,6 +25,13 @@ where
   with the chosen ones (0 without a log).
 A pick stops when its adjusted score falls below `relative_cutoff` of the first table's;
 pinned candidates (a column of theirs is written out in the question) then fill any room left.
+
+A short question is about few things, so a table that matches none of its words (only by
+meaning, or through join-path documents) must come closer to the first table the shorter the
+question is: it needs `0.8 - 0.06 × words` of the first table's score (never less than the
+cutoff), words being the question's distinctive words. "How many documents do we have?" (one
+word) keeps `Documents`, not also `Templates` and `Paragraphs`; a question of eight or more
+words, or any with evidence or knowledge text, is left to the cutoff alone.
 """
 
 from __future__ import annotations
@@ -49,6 +56,8 @@ DUPLICATE = 0.5
 AFFINITY = 0.3
 COVERAGE = 0.05
 SCHEMA_NAMED = 0.5
+WORDLESS_FLOOR = 0.8
+WORDLESS_FLOOR_PER_WORD = 0.06
 
 
 @dataclass
@@ -71,6 +80,15 @@ class RankSettings:
     max_tables: int = 5
     relative_cutoff: float = 0.35
     pool: int = 20  # candidates considered beyond the first
+    question_words: int | None = None  # the question's distinctive words, when known
+
+
+def wordless_floor(settings: RankSettings) -> float:
+    """The share of the first table's score a table matching no question word needs."""
+    if settings.question_words is None:
+        return settings.relative_cutoff
+    short = WORDLESS_FLOOR - WORDLESS_FLOOR_PER_WORD * settings.question_words
+    return max(settings.relative_cutoff, short)
 
 
 def apply_metadata(candidates: list[Candidate], meta: Metadata | None) -> None:
@@ -134,17 +152,24 @@ def choose(
     chosen = [pool[0]]
     covered = set(pool[0].terms)
     floor = settings.relative_cutoff * pool[0].score
+    wordless = wordless_floor(settings) * pool[0].score
     rest = pool[1:]
     while rest and len(chosen) < settings.max_tables:
-        best: tuple[float, Candidate, list[str]] | None = None
-        for candidate in rest:
-            adjusted, why = _adjusted(candidate, chosen, covered, joins, components, usage)
-            if best is None or adjusted > best[0]:
-                best = (adjusted, candidate, why)
-        assert best is not None
-        adjusted, candidate, why = best
-        if adjusted < floor:
+        ranked = sorted(
+            ((*_adjusted(c, chosen, covered, joins, components, usage), c) for c in rest),
+            key=lambda item: -item[0],
+        )
+        pick = next(
+            (
+                (candidate, why)
+                for adjusted, why, candidate in ranked
+                if adjusted >= floor and (candidate.terms or adjusted >= wordless)
+            ),
+            None,
+        )
+        if pick is None:
             break
+        candidate, why = pick
         candidate.reasons.extend(why)
         chosen.append(candidate)
         covered |= candidate.terms

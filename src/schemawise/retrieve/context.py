@@ -131,7 +131,17 @@ def _terms(
             if profile is not None:
                 for value in profile.values or [*profile.samples, *profile.seen]:
                     words |= question_words(value) & asked
-    return asked & words
+    stems = {_stem(w) for w in words}
+    return {w for w in asked if _stem(w) in stems}
+
+
+def _stem(word: str) -> str:
+    """A crude stem, so that a question's `liked` or `rating` finds a table's `like` or
+    `rate` (words arrive singular already)."""
+    for suffix in ("ing", "ed", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
 
 
 def _key_columns(graph: SchemaGraph) -> set[tuple[str, str]]:
@@ -307,7 +317,11 @@ def build_context(
     ]
     apply_metadata(candidates, meta)
     apply_schema_mentions(candidates, asked)
-    ranking = RankSettings(max_tables=settings.max_tables, relative_cutoff=settings.relative_cutoff)
+    ranking = RankSettings(
+        max_tables=settings.max_tables,
+        relative_cutoff=settings.relative_cutoff,
+        question_words=len(asked),
+    )
     picked = choose(candidates, graph, ranking, meta.usage if meta else None)
     if settings.ranker is not None:
         picked = settings.ranker(question, picked) or picked[:1]
@@ -387,7 +401,13 @@ def _tables_named(graph: SchemaGraph, asked: set[str]) -> int:
 
 def _content_words(text: str) -> list[str]:
     """The text's words, not the words of asking (count, number, name, show)."""
-    return [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in _STOP]
+    # Numbers are left out too: in a question they are mostly bounds ("between 5000 and
+    # 10000", "at least 4"), and some numeric value somewhere in every database matches them.
+    return [
+        t
+        for t in re.findall(r"[a-z0-9]+", text.lower())
+        if t not in _STOP and singular(t) not in _STOP and not t.isdigit()
+    ]
 
 
 def _compounds(text: str) -> list[str]:
