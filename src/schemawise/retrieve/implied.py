@@ -1,6 +1,6 @@
 """Words a question implies without writing them: `the tallest player` asks about a height
 column, `European countries` about the value `Europe`, `drivers from the USA` about
-`nationality = 'American'`.
+`nationality = 'American'`, `how is the course described` about a description column.
 
 Schemas name measures by their noun (`height`, `weight`, `age`, `price`); questions ask with an
 adjective or a verb (`taller than`, `weighing more than`, `the oldest`, `cheapest`). Data names
@@ -75,6 +75,10 @@ def _implications() -> dict[str, tuple[str, ...]]:
 
 IMPLIED = _implications()
 
+# A verb of the `describe` family implies its noun, which is how columns are named
+# (`described` → description, `subscribes` → subscription, `prescribed` → prescription).
+_NOUN_OF_VERB = re.compile(r"^([a-z]+scr)ib(?:e|ed|es|ing)$")
+
 
 def implied_words(text: str) -> list[str]:
     """The words `text` implies and does not contain, in the order they are implied."""
@@ -82,7 +86,9 @@ def implied_words(text: str) -> list[str]:
     present = set(words)
     out: dict[str, None] = {}
     for word in words:
-        for implied in IMPLIED.get(word, ()):
+        noun = _NOUN_OF_VERB.match(word)
+        nouns = (*IMPLIED.get(word, ()), *([noun.group(1) + "iption"] if noun else []))
+        for implied in nouns:
             if implied not in present:
                 out[implied] = None
     return list(out)
