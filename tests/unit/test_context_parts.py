@@ -30,10 +30,13 @@ from schemawise.retrieve.context import (
     REPEATED_COLUMN,
     _best_distinct,
     _choose_source,
+    _columns_written,
     _coverage,
+    _looks_like_identifier,
     _tables_named,
     _terms,
     _with_compounds,
+    _with_split_identifiers,
     question_words,
 )
 from schemawise.retrieve.implied import implied_words, with_implied_words
@@ -500,3 +503,40 @@ def test_an_implied_measure_keeps_its_column() -> None:
     asked = question_words(with_implied_words(text))
     picks = prune(PruneInput(graph, ["people"], text, asked))
     assert ("people", "height", 1) in {(p.table, p.name, p.tier) for p in picks}
+
+
+@pytest.mark.parametrize(
+    ("word", "identifier"),
+    [("first_name", True), ("convertedManaCost", True), ("A11", True), ("county", False),
+     ("Harlan", False), ("_private", False)],
+)  # fmt: skip
+def test_words_that_read_as_identifiers(word: str, identifier: bool) -> None:
+    assert _looks_like_identifier(word) is identifier
+
+
+def test_columns_written_out_name_the_databases_having_them() -> None:
+    club = SchemaGraph(tables=[_table("member", "first_name", "last_name", "county")])
+    schools = SchemaGraph(tables=[_table("schools", "AdmFName1", "County", "url")])
+    graphs = {"club": club, "schools": schools}
+    question = "Tell the hometown county for Adela"
+    # A prose word of the question is not taken for a column name…
+    assert _columns_written(graphs, None, question, "") == {}
+    # …but the evidence says what words mean in the schema, and identifiers are identifiers.
+    written = _columns_written(graphs, None, question, "full name refers to first_name; county")
+    assert written == {"club": {"first_name", "county"}, "schools": {"county"}}
+    assert _columns_written(graphs, ["schools"], question, "county") == {"schools": {"county"}}
+
+
+def test_a_database_with_the_written_out_columns_wins_a_near_tie() -> None:
+    by_source = {"club": [0.0635, 0.06], "schools": [0.0645, 0.06]}
+    scores = {("club", "member"): 0.234, ("schools", "schools"): 0.25}
+    assert _choose_source(by_source, scores) == "schools"
+    written = _coverage({"club": {"first_name", "county"}, "schools": {"county"}}, 2)
+    assert _choose_source(by_source, scores, None, None, written) == "club"
+
+
+def test_camel_case_identifiers_add_their_words() -> None:
+    assert _with_split_identifiers("disqualified refers to statusID = 2") == (
+        "disqualified refers to statusID = 2 status id"
+    )
+    assert _with_split_identifiers("no identifiers here") == "no identifiers here"

@@ -17,7 +17,7 @@ from schemawise.enrich.metadata import Metadata
 from schemawise.errors import NoJoinPathError
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
-from schemawise.graph.naming import singular, singular_words
+from schemawise.graph.naming import singular, singular_words, split_identifier
 from schemawise.graph.paths import connecting_tree
 from schemawise.index import store
 from schemawise.index.cards import TABLE_SEPARATOR
@@ -152,7 +152,10 @@ def _key_columns(graph: SchemaGraph) -> set[tuple[str, str]]:
 
 def _identifiers(text: str) -> set[str]:
     """Words of the text that could be identifiers, lower case (`convertedManaCost`)."""
-    return {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", text)}
+    return {w.lower() for w in re.findall(_IDENTIFIER, text)}
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 def _column_holders(graph: SchemaGraph) -> dict[str, list[str]]:
@@ -262,7 +265,7 @@ def build_context(
     vector = embedder.embed([text])[0]
     # Lexical matching also sees the words the question implies (`tallest` → height); the
     # embedding reads the question as written (adding them there measured slightly worse).
-    searched = with_implied_words(text)
+    searched = _with_split_identifiers(with_implied_words(text))
     # … and its adjacent words run together (`high schoolers` finds `Highschooler`).
     lexical = " ".join([searched, *_compounds(text)])
     hits = store.search(
@@ -291,7 +294,10 @@ def build_context(
     )
     in_scope = len(sources) if sources else len(graphs)
     named = {s: _tables_named(graphs[s], asked) for s in by_source} if len(by_source) > 1 else {}
-    source = _choose_source(by_source, scores, _coverage(found, in_scope), named)
+    written = _columns_written(graphs, sources, text, evidence) if len(by_source) > 1 else {}
+    source = _choose_source(
+        by_source, scores, _coverage(found, in_scope), named, _coverage(written, in_scope)
+    )
     if len(by_source) > 1:
         # The pooled search shared its candidates among the databases; the chosen one's own
         # search ranks all of its documents (as when the database is given).
@@ -388,6 +394,41 @@ COVERAGE_VOTE = 0.5
 NAMED_VOTE = 0.1
 
 
+# Weight of the column names written out in the question or evidence (`first_name`,
+# `date_received`, `url`), each weighted by how few databases have a column of that name.
+WRITTEN_VOTE = 0.3
+
+
+def _columns_written(
+    graphs: dict[str, SchemaGraph], sources: list[str] | None, text: str, evidence: str
+) -> dict[str, set[str]]:
+    """Source → the column names written out: words of the text that read as identifiers
+    (`first_name`, `convertedManaCost`), and any word of the evidence, which is there to say
+    what the question's words mean in the schema ("website refers to url")."""
+    written = re.findall(_IDENTIFIER, text)
+    spelled = {w.lower() for w in written if _looks_like_identifier(w)} | _identifiers(evidence)
+    return {
+        name: found
+        for name, graph in graphs.items()
+        if not sources or name in sources
+        for found in [spelled & graph.cached("column_holders", _column_holders).keys()]
+        if found
+    }
+
+
+def _with_split_identifiers(text: str) -> str:
+    """The text followed by the words of its camelCase identifiers (`statusID` → status id),
+    which would otherwise stay one word."""
+    camel = [w for w in re.findall(_IDENTIFIER, text) if re.search(r"[a-z][A-Z]", w)]
+    split = [" ".join(split_identifier(w)) for w in dict.fromkeys(camel)]
+    return " ".join([text, *split]) if split else text
+
+
+def _looks_like_identifier(word: str) -> bool:
+    """`first_name`, `convertedManaCost`, `A11`: not a word of prose."""
+    return "_" in word.strip("_") or bool(re.search(r"[a-z][A-Z]|[A-Za-z][0-9]", word))
+
+
 def _names_table(name: str, asked: set[str]) -> bool:
     """Every word of the table's name is in the question."""
     words = _name_words(name)
@@ -441,6 +482,7 @@ def _choose_source(
     scores: dict[tuple[str, str], float],
     coverage: dict[str, float] | None = None,
     named: dict[str, int] | None = None,
+    written: dict[str, float] | None = None,
 ) -> str:
     """The database a question is about: its best TOP_HITS document scores (many matching
     documents), a share of its best two tables' scores (cards, columns and paths agreeing on
@@ -456,6 +498,8 @@ def _choose_source(
     top_covered = max(covered.values(), default=0.0) or 1.0
     named = named or {}
     top_named = max(named.values(), default=0) or 1
+    written = written or {}
+    top_written = max(written.values(), default=0.0) or 1.0
     return max(
         sorted(by_source),
         key=lambda s: (
@@ -463,6 +507,7 @@ def _choose_source(
             + TABLE_VOTE * agreed[s] / top_tables
             + COVERAGE_VOTE * covered.get(s, 0.0) / top_covered
             + NAMED_VOTE * named.get(s, 0) / top_named
+            + WRITTEN_VOTE * written.get(s, 0.0) / top_written
         ),
     )
 
