@@ -267,7 +267,7 @@ def _documents_db() -> tuple[SchemaGraph, list[Candidate]]:
     return graph, [Candidate("documents", 0.11, {"document"}), Candidate("templates", 0.074)]
 
 
-@pytest.mark.parametrize(("words", "kept"), [(1, 1), (3, 1), (8, 2), (None, 2)])
+@pytest.mark.parametrize(("words", "kept"), [(1, 1), (3, 1), (12, 2), (None, 2)])
 def test_a_short_question_keeps_no_table_matching_none_of_its_words(
     words: int | None, kept: int
 ) -> None:
@@ -276,9 +276,12 @@ def test_a_short_question_keeps_no_table_matching_none_of_its_words(
     assert len(choose(candidates, graph, settings)) == kept
 
 
-def test_the_wordless_floor_never_drops_below_the_cutoff() -> None:
+def test_the_wordless_floor_falls_with_length_to_a_minimum() -> None:
     assert wordless_floor(RankSettings(question_words=1)) == pytest.approx(0.74)
-    assert wordless_floor(RankSettings(question_words=20)) == RankSettings().relative_cutoff
+    assert wordless_floor(RankSettings(question_words=5)) == pytest.approx(0.5)
+    assert wordless_floor(RankSettings(question_words=20)) == pytest.approx(0.4)
+    assert wordless_floor(RankSettings(question_words=20, relative_cutoff=0.5)) == 0.5
+    # Without the question (a caller ranking on its own), the cutoff alone decides.
     assert wordless_floor(RankSettings()) == RankSettings().relative_cutoff
 
 

@@ -7,7 +7,7 @@ three words): a table matching several of the question's words is likelier to be
 one matching a single word very well. A table whose schema the question names gains up to 50%
 (`crypto_bitcoin.inputs` for a question about Bitcoin; see `apply_schema_mentions`).
 
-Tables are chosen greedily. The best-scoring table is first; each next pick maximises
+Tables are chosen greedily, at most six. The best-scoring table is first; each next pick maximises
 
     score × deprecation × certification × joinability × redundancy × duplicate × affinity
 
@@ -28,10 +28,9 @@ pinned candidates (a column of theirs is written out in the question) then fill 
 
 A short question is about few things, so a table that matches none of its words (only by
 meaning, or through join-path documents) must come closer to the first table the shorter the
-question is: it needs `0.8 - 0.06 × words` of the first table's score (never less than the
-cutoff), words being the question's distinctive words. "How many documents do we have?" (one
-word) keeps `Documents`, not also `Templates` and `Paragraphs`; a question of eight or more
-words, or any with evidence or knowledge text, is left to the cutoff alone.
+question is: it needs `0.8 - 0.06 × words` of the first table's score, and never less than
+0.4, words being the question's distinctive words. "How many documents do we have?" (one
+word) keeps `Documents`, not also `Templates` and `Paragraphs`.
 """
 
 from __future__ import annotations
@@ -58,6 +57,7 @@ COVERAGE = 0.05
 SCHEMA_NAMED = 0.5
 WORDLESS_FLOOR = 0.8
 WORDLESS_FLOOR_PER_WORD = 0.06
+WORDLESS_MINIMUM = 0.4
 
 
 @dataclass
@@ -77,7 +77,7 @@ Ranker = Callable[[str, list[Candidate]], list[Candidate]]
 
 @dataclass
 class RankSettings:
-    max_tables: int = 5
+    max_tables: int = 6
     relative_cutoff: float = 0.35
     pool: int = 20  # candidates considered beyond the first
     question_words: int | None = None  # the question's distinctive words, when known
@@ -88,7 +88,7 @@ def wordless_floor(settings: RankSettings) -> float:
     if settings.question_words is None:
         return settings.relative_cutoff
     short = WORDLESS_FLOOR - WORDLESS_FLOOR_PER_WORD * settings.question_words
-    return max(settings.relative_cutoff, short)
+    return max(settings.relative_cutoff, WORDLESS_MINIMUM, short)
 
 
 def apply_metadata(candidates: list[Candidate], meta: Metadata | None) -> None:

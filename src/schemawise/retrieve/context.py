@@ -80,7 +80,7 @@ class ContextPack(BaseModel):
 @dataclass
 class ContextSettings:
     candidates: int = 150
-    max_tables: int = 5
+    max_tables: int = 6
     # A table joins the pack when its score is at least this share of the best table's.
     relative_cutoff: float = 0.35
     column_weight: float = 0.9
