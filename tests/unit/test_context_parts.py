@@ -236,7 +236,7 @@ def test_choose_prefers_joinable_and_penalises_deprecated() -> None:
     # and so does the deprecated refunds table (0.45 × 1.15).
     assert [c.table for c in picked] == ["shop.orders", "shop.customers", "shop.refunds"]
     assert "joins a chosen table" in picked[1].reasons
-    assert [c.table for c in choose(candidates, graph, RankSettings(relative_cutoff=0.7))] == [
+    assert [c.table for c in choose(candidates, graph, RankSettings(relative_cutoff=0.95))] == [
         "shop.orders"
     ]
 
@@ -283,6 +283,17 @@ def test_the_wordless_floor_falls_with_length_to_a_minimum() -> None:
     assert wordless_floor(RankSettings(question_words=20, relative_cutoff=0.5)) == 0.5
     # Without the question (a caller ranking on its own), the cutoff alone decides.
     assert wordless_floor(RankSettings()) == RankSettings().relative_cutoff
+
+
+def test_a_table_adding_a_question_word_goes_before_one_repeating_them() -> None:
+    graph = SchemaGraph(tables=[_table(n, "id") for n in ("gsod", "icoads", "stations")])
+    candidates = [
+        Candidate("gsod", 1.0, {"temperature"}),
+        Candidate("icoads", 0.7, {"temperature"}),  # × 0.8: nothing new
+        Candidate("stations", 0.5, {"station"}),  # × 1.2: one new word
+    ]
+    picked = choose(candidates, graph, RankSettings(max_tables=2))
+    assert [c.table for c in picked] == ["gsod", "stations"]
 
 
 def test_a_table_matching_a_word_is_kept_however_short_the_question() -> None:

@@ -18,7 +18,9 @@ where
   graph knows joins for both and no path connects them (about something else);
 - redundancy: ×0.8 when the table accounts for no question word the chosen tables do not
   (three `transactions` tables from three schemas add little to one; a table matching no
-  word at all, only by meaning, is weaker evidence too);
+  word at all, only by meaning, is weaker evidence too), and ×(1 + 0.2 × new words, up to
+  three) when it accounts for words they do not (`stations` for "weather stations" beside a
+  chosen `gsod` table, ahead of another table matching only `day` again);
 - duplicate: ×0.5 when a chosen table has the same name in another schema (warehouses keep
   copies: `wdi.country_summary`, `health.country_summary`);
 - affinity: ×(1 + 0.3 × share) where share is how often the query log used the table together
@@ -51,6 +53,7 @@ CERTIFIED = 1.1
 JOINS_CHOSEN = 1.15
 UNJOINABLE = 0.7
 REDUNDANT = 0.8
+NEW_WORDS = 0.2
 DUPLICATE = 0.5
 AFFINITY = 0.3
 COVERAGE = 0.05
@@ -199,7 +202,10 @@ def _adjusted(
     ):
         score *= UNJOINABLE
         why.append("no join path to the chosen tables")
-    if candidate.terms <= covered:
+    new = candidate.terms - covered
+    if new:
+        score *= 1 + NEW_WORDS * min(len(new), 3)
+    else:
         score *= REDUNDANT
     bare = name.rsplit(".", 1)[-1].lower()
     if any(c.table.rsplit(".", 1)[-1].lower() == bare for c in chosen):
