@@ -434,6 +434,9 @@ def test_database_vocabulary_leaves_out_numbers_and_inflected_asking_words() -> 
     words = _with_compounds("the transcript which shows at least 4 results between 5000 and 10000")
     assert "transcript" in words.split() and "results" in words.split()
     assert not {"shows", "4", "5000", "10000"} & set(words.split())
+    assert _with_compounds("What is the average weight for each year?").split() == [
+        "weight", "year", "weightyear"
+    ]  # fmt: skip
 
 
 def test_coverage_weights_rare_words_over_common_ones() -> None:

@@ -441,14 +441,20 @@ def _tables_named(graph: SchemaGraph, asked: set[str]) -> int:
 
 
 def _content_words(text: str) -> list[str]:
-    """The text's words, not the words of asking (count, number, name, show)."""
+    """The text's words, not the words of asking (count, number, name, show) nor of
+    aggregating (average, total, maximum)."""
     # Numbers are left out too: in a question they are mostly bounds ("between 5000 and
     # 10000", "at least 4"), and some numeric value somewhere in every database matches them.
     return [
         t
         for t in re.findall(r"[a-z0-9]+", text.lower())
-        if t not in _STOP and singular(t) not in _STOP and not t.isdigit()
+        if t not in _STOP and singular(t) not in _STOP and not t.isdigit() and t not in _AGG
     ]
+
+
+# Words that ask for an aggregate: a column is rarely named so ("the average weight" is about
+# weight, not about a stadium's `Average` column), so they tell databases apart by accident.
+_AGG = frozenset({"average", "avg", "total", "sum", "maximum", "minimum", "max", "min", "mean"})
 
 
 def _compounds(text: str) -> list[str]:
