@@ -7,7 +7,8 @@ three words): a table matching several of the question's words is likelier to be
 one matching a single word very well. A table whose schema the question names gains up to 50%
 (`crypto_bitcoin.inputs` for a question about Bitcoin; see `apply_schema_mentions`).
 
-Tables are chosen greedily, at most six. The best-scoring table is first; each next pick maximises
+Tables are chosen greedily, at most six. The best-scoring table is first; each next pick
+maximises
 
     score × deprecation × certification × joinability × redundancy × duplicate × affinity
 

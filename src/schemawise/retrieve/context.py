@@ -43,6 +43,12 @@ _STOP = frozenset(
     }
 )  # fmt: skip
 
+# Words that ask for an aggregate: a column is rarely named so ("the average weight" is about
+# weight, not about a stadium's `Average` column), so they tell databases apart by accident.
+_AGGREGATING = frozenset(
+    {"average", "avg", "total", "sum", "maximum", "minimum", "max", "min", "mean"}
+)
+
 
 SEARCHED_KINDS = ("table", "column", "values", "path", "example", "glossary", "source")
 
@@ -150,12 +156,12 @@ def _key_columns(graph: SchemaGraph) -> set[tuple[str, str]]:
     return keys
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
 def _identifiers(text: str) -> set[str]:
     """Words of the text that could be identifiers, lower case (`convertedManaCost`)."""
     return {w.lower() for w in re.findall(_IDENTIFIER, text)}
-
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 def _column_holders(graph: SchemaGraph) -> dict[str, list[str]]:
@@ -405,8 +411,8 @@ def _columns_written(
     """Source → the column names written out: words of the text that read as identifiers
     (`first_name`, `convertedManaCost`), and any word of the evidence, which is there to say
     what the question's words mean in the schema ("website refers to url")."""
-    written = re.findall(_IDENTIFIER, text)
-    spelled = {w.lower() for w in written if _looks_like_identifier(w)} | _identifiers(evidence)
+    words = re.findall(_IDENTIFIER, text)
+    spelled = {w.lower() for w in words if _looks_like_identifier(w)} | _identifiers(evidence)
     return {
         name: found
         for name, graph in graphs.items()
@@ -448,13 +454,8 @@ def _content_words(text: str) -> list[str]:
     return [
         t
         for t in re.findall(r"[a-z0-9]+", text.lower())
-        if t not in _STOP and singular(t) not in _STOP and not t.isdigit() and t not in _AGG
+        if t not in _STOP and singular(t) not in _STOP and not t.isdigit() and t not in _AGGREGATING
     ]
-
-
-# Words that ask for an aggregate: a column is rarely named so ("the average weight" is about
-# weight, not about a stadium's `Average` column), so they tell databases apart by accident.
-_AGG = frozenset({"average", "avg", "total", "sum", "maximum", "minimum", "max", "min", "mean"})
 
 
 def _compounds(text: str) -> list[str]:
