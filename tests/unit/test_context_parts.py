@@ -17,7 +17,13 @@ from schemawise.graph.families import collapse, family_pattern, group_families
 from schemawise.graph.infer import QueryLogEntry
 from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
 from schemawise.index.cards import documents
-from schemawise.prune.columns import PruneInput, _written_out, has_time_phrase, prune
+from schemawise.prune.columns import (
+    PruneInput,
+    _label_column,
+    _written_out,
+    has_time_phrase,
+    prune,
+)
 from schemawise.rank.structural import (
     Candidate,
     RankSettings,
@@ -133,7 +139,7 @@ def _shop() -> SchemaGraph:
         dialect="postgres",
         tables=[
             _table("shop.orders", "order_id", "status", "ordered_at", "customer_id", pk="order_id"),
-            _table("shop.customers", "customer_id", "name", "region", pk="customer_id"),
+            _table("shop.customers", "customer_id", "name", "region", "email", pk="customer_id"),
             _table("shop.refunds", "refund_id", "order_id", "amount", pk="refund_id"),
             _table("hr.staff", "staff_id", "name", "dept_id", pk="staff_id"),
             _table("hr.dept", "dept_id", "name", pk="dept_id"),
@@ -190,6 +196,15 @@ def test_a_column_written_out(text: str, column: str, written: bool) -> None:
     assert _written_out(text, column) is written
 
 
+@pytest.mark.parametrize(
+    ("columns", "label"),
+    [(("id", "player_name", "height"), "player_name"), (("id", "title", "year"), "title"),
+     (("circuitId", "circuitRef", "name"), "name"), (("id", "amount"), None)],
+)  # fmt: skip
+def test_the_column_naming_a_tables_rows(columns: tuple[str, ...], label: str | None) -> None:
+    assert _label_column(_table("t", *columns)) == label
+
+
 def test_prune_tiers() -> None:
     graph = _shop()
     meta = Metadata(
@@ -215,7 +230,9 @@ def test_prune_tiers() -> None:
     assert got[("shop.orders", "ordered_at")] == (1, "time column for a time phrase")
     assert got[("shop.orders", "customer_id")][0] == 1  # shares "customer" with the question
     assert got[("shop.orders", "order_id")] == (1, "shares words with the question")
-    assert ("shop.customers", "name") not in got
+    # The column naming a customer is shown, as answers name things; nothing else unasked is.
+    assert got[("shop.customers", "name")] == (2, "names the rows")
+    assert ("shop.customers", "email") not in got
     tiers = [p.tier for p in picks if p.table == "shop.orders"]
     assert tiers == sorted(tiers)
 

@@ -4,8 +4,9 @@ Tier 1 (relevant): the columns retrieval ranked highest for the question, column
 in the question or evidence (`convertedManaCost`, `Free Meal Count (K-12)`), columns whose name,
 description or synonyms share a word with the question, columns holding a value the question
 names, and time columns when the question has a time phrase.
-Tier 2 (potentially relevant): primary keys, the join keys of the chosen paths, and enum-like
-low-cardinality columns (a filter on status or type is common and cheap to show).
+Tier 2 (potentially relevant): primary keys, the join keys of the chosen paths, the column that
+names a table's rows (`name`, `title`), and enum-like low-cardinality columns (a filter on
+status or type is common and cheap to show).
 Deterministic: the same question and index give the same columns. Within a tier, columns the
 query log uses more come first.
 """
@@ -150,12 +151,24 @@ def _table_picks(table: Table, name: str, request: PruneInput, timely: bool) -> 
             keep(column.name, 1, "time column for a time phrase")
     for key in [*table.primary_key, *[c for t, c in request.join_keys if t == name]]:
         keep(key, 2, "key")
+    label = _label_column(table)
+    if label is not None:
+        keep(label, 2, "names the rows")
     for column_name in sorted(enums, key=lambda c: -used(c))[:ENUMS_PER_TABLE]:
         keep(column_name, 2, "enum-like")
     order = {c.name: i for i, c in enumerate(table.columns)}
     return sorted(
         picks.values(), key=lambda p: (p.tier, -used(p.name), order.get(p.name, len(order)))
     )
+
+
+def _label_column(table: Table) -> str | None:
+    """The column that names a row (`name`, `title`, `player_name`): answers name things
+    ("who", "which circuit") more often than the question says so."""
+    for column in table.columns:
+        if {"name", "title"} & set(_words(column.name)):
+            return column.name
+    return None
 
 
 def join_keys_of(paths: list[dict[str, Any]]) -> set[tuple[str, str]]:
