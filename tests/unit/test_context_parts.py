@@ -205,6 +205,18 @@ def test_the_column_naming_a_tables_rows(columns: tuple[str, ...], label: str | 
     assert _label_column(_table("t", *columns)) == label
 
 
+def test_prune_keeps_the_keys_of_every_join_among_the_chosen_tables() -> None:
+    picks = prune(
+        PruneInput(_shop(), ["shop.orders", "shop.customers"], question="anything", asked=set())
+    )
+    got = {(p.table, p.name): p.why for p in picks}
+    # No path was given: the declared join still shows its keys on both sides.
+    assert got[("shop.orders", "customer_id")] == "key"
+    assert got[("shop.customers", "customer_id")] == "key"
+    # `refunds` joins `orders` too, but it is not chosen: its key stays out.
+    assert not [p for p in picks if p.table == "shop.refunds"]
+
+
 def test_prune_tiers() -> None:
     graph = _shop()
     meta = Metadata(

@@ -4,9 +4,9 @@ Tier 1 (relevant): the columns retrieval ranked highest for the question, column
 in the question or evidence (`convertedManaCost`, `Free Meal Count (K-12)`), columns whose name,
 description or synonyms share a word with the question, columns holding a value the question
 names, and time columns when the question has a time phrase.
-Tier 2 (potentially relevant): primary keys, the join keys of the chosen paths, the column that
-names a table's rows (`name`, `title`), and enum-like low-cardinality columns (a filter on
-status or type is common and cheap to show).
+Tier 2 (potentially relevant): primary keys, the keys of every join among the chosen tables,
+the column that names a table's rows (`name`, `title`), and enum-like low-cardinality columns
+(a filter on status or type is common and cheap to show).
 Deterministic: the same question and index give the same columns. Within a tier, columns the
 query log uses more come first.
 """
@@ -105,15 +105,31 @@ def _written_out(question: str, column: str) -> bool:
 
 def prune(request: PruneInput) -> list[ColumnPick]:
     timely = has_time_phrase(request.question)
+    keys = request.join_keys | _keys_between(request.graph, request.tables)
     out: list[ColumnPick] = []
     for name in request.tables:
         table = request.graph.table(name)
         if table is not None:
-            out.extend(_table_picks(table, name, request, timely))
+            out.extend(_table_picks(table, name, request, timely, keys))
     return out
 
 
-def _table_picks(table: Table, name: str, request: PruneInput, timely: bool) -> list[ColumnPick]:
+def _keys_between(graph: SchemaGraph, tables: list[str]) -> set[tuple[str, str]]:
+    """The key columns of every known join among the tables, not only the chosen path's: the
+    query may join them another way (`team_api_id` where the path took `team_fifa_api_id`)."""
+    chosen = set(tables)
+    keys: set[tuple[str, str]] = set()
+    for edge in graph.edges:
+        # A many-to-many edge through a bridge is joined by the bridge's own edges.
+        if edge.via is None and edge.child_table in chosen and edge.parent_table in chosen:
+            keys |= {(edge.child_table, c) for c in edge.child_columns}
+            keys |= {(edge.parent_table, c) for c in edge.parent_columns}
+    return keys
+
+
+def _table_picks(
+    table: Table, name: str, request: PruneInput, timely: bool, join_keys: set[tuple[str, str]]
+) -> list[ColumnPick]:
     meta = request.meta
     usage = meta.usage if meta else None
     profiles = meta.profiles if meta else {}
@@ -149,7 +165,7 @@ def _table_picks(table: Table, name: str, request: PruneInput, timely: bool) -> 
             enums.append(column.name)
         if timely and _is_time(column.type, column.name):
             keep(column.name, 1, "time column for a time phrase")
-    for key in [*table.primary_key, *[c for t, c in request.join_keys if t == name]]:
+    for key in [*table.primary_key, *[c for t, c in join_keys if t == name]]:
         keep(key, 2, "key")
     label = _label_column(table)
     if label is not None:
