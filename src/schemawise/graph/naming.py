@@ -64,6 +64,14 @@ TABLE_DECORATIONS = frozenset(
 )
 
 
+def stem(word: str) -> str:
+    """A crude stem of a singular word, so that `liked` or `rating` meets `like` or `rate`."""
+    for suffix in ("ing", "ed", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def singular_words(name: str) -> tuple[str, ...]:
     return tuple(singular(w) for w in split_identifier(name))
 

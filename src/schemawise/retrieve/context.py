@@ -17,7 +17,7 @@ from schemawise.enrich.metadata import Metadata
 from schemawise.errors import NoJoinPathError
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
-from schemawise.graph.naming import singular, singular_words, split_identifier
+from schemawise.graph.naming import singular, singular_words, split_identifier, stem
 from schemawise.graph.paths import connecting_tree
 from schemawise.index import store
 from schemawise.index.cards import TABLE_SEPARATOR
@@ -137,17 +137,8 @@ def _terms(
             if profile is not None:
                 for value in profile.values or [*profile.samples, *profile.seen]:
                     words |= question_words(value) & asked
-    stems = {_stem(w) for w in words}
-    return {w for w in asked if _stem(w) in stems}
-
-
-def _stem(word: str) -> str:
-    """A crude stem, so that a question's `liked` or `rating` finds a table's `like` or
-    `rate` (words arrive singular already)."""
-    for suffix in ("ing", "ed", "e"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    stems = {stem(w) for w in words}
+    return {w for w in asked if stem(w) in stems}
 
 
 def _key_columns(graph: SchemaGraph) -> set[tuple[str, str]]:
@@ -157,6 +148,8 @@ def _key_columns(graph: SchemaGraph) -> set[tuple[str, str]]:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_CAMEL_CASE = re.compile(r"[a-z][A-Z]")
+_LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]")
 
 
 def _identifiers(text: str) -> set[str]:
@@ -425,14 +418,14 @@ def _columns_written(
 def _with_split_identifiers(text: str) -> str:
     """The text followed by the words of its camelCase identifiers (`statusID` → status id),
     which would otherwise stay one word."""
-    camel = [w for w in re.findall(_IDENTIFIER, text) if re.search(r"[a-z][A-Z]", w)]
+    camel = [w for w in re.findall(_IDENTIFIER, text) if _CAMEL_CASE.search(w)]
     split = [" ".join(split_identifier(w)) for w in dict.fromkeys(camel)]
     return " ".join([text, *split]) if split else text
 
 
 def _looks_like_identifier(word: str) -> bool:
     """`first_name`, `convertedManaCost`, `A11`: not a word of prose."""
-    return "_" in word.strip("_") or bool(re.search(r"[a-z][A-Z]|[A-Za-z][0-9]", word))
+    return "_" in word.strip("_") or bool(_CAMEL_CASE.search(word) or _LETTER_DIGIT.search(word))
 
 
 def _names_table(name: str, asked: set[str]) -> bool:
