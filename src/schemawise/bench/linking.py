@@ -36,6 +36,7 @@ from schemawise.index import store
 from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import sample_values, seen_values
+from schemawise.prune.columns import join_keys_of, keys_between
 from schemawise.retrieve.context import build_context
 from schemawise.validate.resolve import find_table, resolve
 
@@ -162,6 +163,19 @@ def _spider2(data: Path, limit: int | None) -> tuple[dict[str, BenchDatabase], l
     return databases, cases, skipped
 
 
+def _keys_of(
+    graph: SchemaGraph, tables: list[str], paths: list[dict[str, Any]]
+) -> set[tuple[str, str]]:
+    """Lower-cased (table, column) pairs of the tables' primary keys and of the joins among
+    them: the columns a pack of these tables holds whatever the question asks."""
+    keys = keys_between(graph, tables) | join_keys_of(paths)
+    for name in tables:
+        table = graph.table(name)
+        if table is not None:
+            keys |= {(name, key) for key in table.primary_key}
+    return {(table.lower(), column.lower()) for table, column in keys}
+
+
 def _entry_of(graph: SchemaGraph) -> dict[str, str]:
     """Every listed table (lower case) → the entry retrieval sees: itself, or its family."""
     entries: dict[str, str] = {}
@@ -249,6 +263,10 @@ def run(
                 row["strict_column"] = gold_columns <= kept_cols
                 # The floor of the column share: what the gold query alone uses.
                 row["gold_column_share"] = len(gold_columns) / max(1, total_cols)
+                if right_db:
+                    # The floor for these tables: pruning keeps their keys whatever the question.
+                    keys = _keys_of(graph, [t.name for t in pack.tables], pack.join_paths)
+                    row["keys_and_gold_share"] = len(keys | gold_columns) / max(1, total_cols)
                 row["column_recall"] = (
                     len(gold_columns & kept_cols) / len(gold_columns) if gold_columns else 1.0
                 )
@@ -306,6 +324,8 @@ def run(
                 4,
             ),
             "gold_column_share_mean": mean("gold_column_share"),
+            # The gold columns plus the keys of the tables kept, questions of the right database.
+            "keys_and_gold_share_mean": mean("keys_and_gold_share"),
             "tokens_mean": mean("tokens"),
             "tokens_p95": float(np.percentile([r["tokens"] for r in rows], 95)) if rows else 0.0,
             "share_within_8000_tokens": round(

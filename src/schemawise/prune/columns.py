@@ -105,7 +105,7 @@ def _written_out(question: str, column: str) -> bool:
 
 def prune(request: PruneInput) -> list[ColumnPick]:
     timely = has_time_phrase(request.question)
-    keys = request.join_keys | _keys_between(request.graph, request.tables)
+    keys = request.join_keys | keys_between(request.graph, request.tables)
     out: list[ColumnPick] = []
     for name in request.tables:
         table = request.graph.table(name)
@@ -114,7 +114,7 @@ def prune(request: PruneInput) -> list[ColumnPick]:
     return out
 
 
-def _keys_between(graph: SchemaGraph, tables: list[str]) -> set[tuple[str, str]]:
+def keys_between(graph: SchemaGraph, tables: list[str]) -> set[tuple[str, str]]:
     """The key columns of every known join among the tables, not only the chosen path's: the
     query may join them another way (`team_api_id` where the path took `team_fifa_api_id`)."""
     chosen = set(tables)
