@@ -11,7 +11,7 @@ import pytest
 from schemawise.errors import SchemawiseError
 from schemawise.index import store
 from schemawise.index.embed import get_embedder
-from schemawise.index.sources import index_source, list_sources, load_graphs
+from schemawise.index.sources import index_source, list_sources, load_graphs, load_metadata
 from schemawise.retrieve.context import ContextSettings, build_context
 
 SCHEMA = """
@@ -180,3 +180,27 @@ def test_pooled_sources_choose_the_one_with_the_questions_words(
         # A shorter word of the same stem finds it too (citizens → citizen → citizenship).
         found = store.words_found(conn, "French citizens", ["music", "concerts"])
         assert found == {"music": {"citizen"}}
+
+
+def test_a_value_the_question_names_is_shown_with_its_column(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "cities.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA)
+        cities = ["Paris", "Paris", "Paris", "London", "London", "Lyon"]
+        conn.executemany(
+            "INSERT INTO customers VALUES (?, ?, ?)",
+            [(i, f"customer {i}", city) for i, city in enumerate(cities)],
+        )
+    index_source(embedded_url, f"sqlite:///{path}", "cities")
+    with psycopg.connect(embedded_url) as conn:
+        pack = build_context(
+            conn, "How many customers live in Lyon?", load_graphs(conn, ["cities"]),
+            get_embedder(), sources=["cities"], metadata=load_metadata(conn, ["cities"]),
+        )  # fmt: skip
+    (city,) = [c for c in pack.columns if (c.table, c.name) == ("customers", "city")]
+    # Lyon is the least common city, yet it comes first: the question names it.
+    assert city.values[0] == "Lyon" and len(city.values) <= 3
+    assert "city TEXT, -- e.g. 'Lyon'" in pack.text or "city TEXT -- e.g. 'Lyon'" in pack.text
+    assert "customer_id INTEGER PRIMARY KEY" in pack.text

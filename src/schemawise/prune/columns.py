@@ -21,6 +21,7 @@ from typing import Any
 from schemawise.enrich.metadata import Metadata
 from schemawise.graph.model import SchemaGraph, Table
 from schemawise.graph.naming import singular, singular_words, type_family
+from schemawise.retrieve.values import names_value
 
 # Retrieved columns kept per table, and columns kept for sharing words with the question.
 RETRIEVED_PER_TABLE = 6
@@ -89,11 +90,7 @@ def _column_text(table: Table, column: str, meta: Metadata | None) -> set[str]:
 
 def _named_values(question: str, values: list[str]) -> bool:
     """The question names one of the column's values (case-insensitive, whole words)."""
-    lowered = question.lower()
-    return any(
-        len(v) >= 2 and not v.isdigit() and re.search(rf"\b{re.escape(v.lower())}\b", lowered)
-        for v in values
-    )
+    return any(names_value(question, v) for v in values)
 
 
 def _written_out(question: str, column: str) -> bool:

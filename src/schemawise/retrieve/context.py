@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -22,7 +22,7 @@ from schemawise.graph.paths import connecting_tree
 from schemawise.index import store
 from schemawise.index.cards import TABLE_SEPARATOR
 from schemawise.index.embed import Embedder
-from schemawise.prune.columns import ColumnFilter, PruneInput, join_keys_of, prune
+from schemawise.prune.columns import ColumnFilter, ColumnPick, PruneInput, join_keys_of, prune
 from schemawise.rank.structural import (
     Candidate,
     Ranker,
@@ -32,6 +32,7 @@ from schemawise.rank.structural import (
     choose,
 )
 from schemawise.retrieve.implied import with_implied_words
+from schemawise.retrieve.values import render_values, shown_values
 
 _STOP = frozenset(
     {
@@ -67,6 +68,8 @@ class ColumnChoice(BaseModel):
     name: str
     tier: int  # 1 relevant, 2 potentially relevant (keys, enums)
     reason: str = ""
+    # A few values the column holds, as written in the data (profiles), the question's first.
+    values: list[str] = Field(default_factory=list)
 
 
 class ContextPack(BaseModel):
@@ -344,7 +347,7 @@ def build_context(
             tables, paths = _joinable_part(graph, chosen, reasons, source)
     score_of = dict(ranked)
     for name in tables:
-        why = reasons.get((source, name), []) or ["joins the chosen tables"]
+        why = _counted(reasons.get((source, name), [])) or ["joins the chosen tables"]
         pack.tables.append(
             TableChoice(name=name, score=round(score_of.get(name, 0.0), 5), reasons=why)
         )
@@ -362,9 +365,7 @@ def build_context(
         }
         kept = settings.column_filter(question, picks)
         picks = [p for p in picks if p in kept or (p.table, p.name) in keys]
-    pack.columns = [
-        ColumnChoice(table=p.table, name=p.name, tier=p.tier, reason=p.why) for p in picks
-    ]
+    pack.columns = [_column_choice(p, graph, meta, text) for p in picks]
     if metadata and source in metadata:
         _add_metadata(pack, metadata[source], asked)
     pack.text = render(pack, graph)
@@ -426,6 +427,25 @@ def _with_split_identifiers(text: str) -> str:
 def _looks_like_identifier(word: str) -> bool:
     """`first_name`, `convertedManaCost`, `A11`: not a word of prose."""
     return "_" in word.strip("_") or bool(_CAMEL_CASE.search(word) or _LETTER_DIGIT.search(word))
+
+
+def _column_choice(
+    pick: ColumnPick, graph: SchemaGraph, meta: Metadata | None, text: str
+) -> ColumnChoice:
+    table = graph.table(pick.table)
+    column = table.column(pick.name) if table else None
+    profile = meta.profiles.get(f"{pick.table}.{pick.name}".lower()) if meta else None
+    return ColumnChoice(
+        table=pick.table, name=pick.name, tier=pick.tier, reason=pick.why,
+        values=shown_values(profile, column.type if column else "", text),
+    )  # fmt: skip
+
+
+def _counted(reasons: list[str]) -> list[str]:
+    """Each reason once, in first-seen order, with how often it came (`path document matched
+    (12 times)`): a table named by many path documents should not list them one by one."""
+    counts = Counter(reasons)
+    return [r if counts[r] == 1 else f"{r} ({counts[r]} times)" for r in dict.fromkeys(reasons)]
 
 
 def _names_table(name: str, asked: set[str]) -> bool:
@@ -611,11 +631,18 @@ def render(pack: ContextPack, graph: SchemaGraph) -> str:
             continue
         cols = []
         chosen_columns = by_table.get(choice.name, [])
+        shown = {c.name for c in chosen_columns}
+        composite_key = len(table.primary_key) > 1 and set(table.primary_key) <= shown
         for number, column in enumerate(chosen_columns):
             col = table.column(column.name)
-            comma = "," if number < len(chosen_columns) - 1 else ""
-            comment = f" -- {col.comment}" if col and col.comment else ""
-            cols.append(f"  {column.name} {col.type if col else ''}{comma}{comment}")
+            last = number == len(chosen_columns) - 1 and not composite_key
+            key = " PRIMARY KEY" if table.primary_key == [column.name] else ""
+            notes = [n for n in (col.comment if col else "", render_values(column.values)) if n]
+            comment = f" -- {'; '.join(notes)}" if notes else ""
+            comma = "" if last else ","
+            cols.append(f"  {column.name} {col.type if col else ''}{key}{comma}{comment}")
+        if composite_key:
+            cols.append(f"  PRIMARY KEY ({', '.join(table.primary_key)})")
         if table.shards:
             lines.append(
                 f"-- {choice.name} stands for {len(table.shards)} sharded tables, "
