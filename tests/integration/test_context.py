@@ -50,6 +50,10 @@ def test_index_context_and_drift(embedded_url: str, shopdb: Path) -> None:
     names = [t.name for t in pack.tables]  # type: ignore[attr-defined]
     assert {"order_items", "products"} <= set(names)
     assert pack.join_paths and pack.tokens > 0 and "CREATE TABLE" in pack.text  # type: ignore[attr-defined]
+    for table in pack.tables:  # type: ignore[attr-defined]
+        # A table the search matched has a score, bridge or not; reasons are not repeated.
+        matched = table.reasons != ["joins the chosen tables"]
+        assert (table.score > 0) is matched and len(set(table.reasons)) == len(table.reasons)
     # Drift: rename a column, add a table, drop a table.
     with sqlite3.connect(shopdb) as conn:
         conn.executescript(

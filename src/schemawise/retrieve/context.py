@@ -207,7 +207,9 @@ class _TableEvidence:
             # A source card votes for its database (see _choose_source) and names no table.
         for key, cols in column_hits.items():
             scores[key] += settings.column_weight * _best_distinct(cols, asked)
-            reasons[key].append(f"columns matched: {', '.join(c for c, _ in cols[:3])}")
+            # A column matched by its document and by its values document is named once.
+            best = list(dict.fromkeys(c for c, _ in cols))[:3]
+            reasons[key].append(f"columns matched: {', '.join(best)}")
         pinned: set[tuple[str, str]] = set()
         spelled = _identifiers(text)
         for source, graph in graphs.items():
@@ -345,7 +347,8 @@ def build_context(
             paths.append(tree.model_dump())
         except NoJoinPathError:
             tables, paths = _joinable_part(graph, chosen, reasons, source)
-    score_of = dict(ranked)
+    # A bridge the rerank did not pick keeps its retrieval score: 0 only if nothing matched it.
+    score_of = {name: scores.get((source, name), 0.0) for name in tables} | dict(ranked)
     for name in tables:
         why = _counted(reasons.get((source, name), [])) or ["joins the chosen tables"]
         pack.tables.append(
