@@ -95,6 +95,8 @@ def test_budget_and_errors(embedded_url: str, shopdb: Path) -> None:
         assert [t.name for t in small.tables] == [t.name for t in full.tables]
         with pytest.raises(SchemawiseError, match="No indexed source"):
             load_graphs(conn, ["nope"])
+        with pytest.raises(SchemawiseError, match="question is empty"):
+            build_context(conn, "  ", graphs, get_embedder())
         assert any(s["source"] == "tinyshop" for s in list_sources(conn))
 
 

@@ -14,7 +14,7 @@ import psycopg
 from pydantic import BaseModel, Field
 
 from schemawise.enrich.metadata import Metadata
-from schemawise.errors import NoJoinPathError
+from schemawise.errors import NoJoinPathError, SchemawiseError
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
 from schemawise.graph.naming import singular, singular_words, split_identifier, stem
@@ -262,6 +262,10 @@ def build_context(
     settings: ContextSettings | None = None,
     metadata: dict[str, Metadata] | None = None,
 ) -> ContextPack:
+    if not f"{question}{evidence}".strip():
+        raise SchemawiseError(
+            "The question is empty.", 'Ask one, e.g. schemawise context "How many orders shipped?"'
+        )
     settings = settings or ContextSettings()
     # Retrieval sees one entry per sharded family, as the index does.
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
