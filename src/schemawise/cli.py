@@ -357,11 +357,9 @@ IndexUrlOpt = Annotated[
 
 
 def _index_url(index_url: str | None) -> str:
-    if index_url:
-        return index_url
-    from schemawise.db.embedded import ensure_started
+    from schemawise.api import index_url_or_embedded
 
-    return ensure_started()
+    return index_url_or_embedded(index_url)
 
 
 @app.command("index")
@@ -386,12 +384,12 @@ def index_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Index a database's schema (cards, columns, join paths, examples) for `context`."""
-    from schemawise.index.sources import index_source
+    from schemawise import api
 
     with progress(not as_json) as say:
-        report = index_source(
-            _index_url(index_url), url, name, dictionary=dictionary, query_log=query_log,
-            dbt=dbt, overlay=overlay, profile=not no_profile, progress=say,
+        report = api.index(
+            url, name, dictionary=dictionary, query_log=query_log, dbt=dbt, overlay=overlay,
+            profile=not no_profile, index_url=index_url, progress=say,
         )  # fmt: skip
     _emit(report.to_dict(), as_json)
 
@@ -441,12 +439,9 @@ def sync(
 @handle_errors
 def sources(index_url: IndexUrlOpt = None, as_json: JsonOpt = False) -> None:
     """Indexed sources with their versions and sizes."""
-    import psycopg
+    from schemawise import api
 
-    from schemawise.index.sources import list_sources
-
-    with psycopg.connect(_index_url(index_url)) as conn:
-        listed = list_sources(conn)
+    listed = api.sources(index_url=index_url)
     if as_json:
         print(json.dumps({"sources": listed}, indent=2, default=str))
         return
@@ -472,18 +467,11 @@ def context(
     as_json: JsonOpt = False,
 ) -> None:
     """The context pack for a question: tables with reasons, join paths, columns, text."""
-    import psycopg
+    from schemawise import api
 
-    from schemawise.index.embed import get_embedder
-    from schemawise.index.sources import load_graphs, load_metadata
-    from schemawise.retrieve.context import ContextSettings, build_context
-
-    with psycopg.connect(_index_url(index_url)) as conn:
-        graphs = load_graphs(conn, source)
-        pack = build_context(
-            conn, question, graphs, get_embedder(), evidence=evidence, sources=source,
-            settings=ContextSettings(budget=budget), metadata=load_metadata(conn, list(graphs)),
-        )  # fmt: skip
+    pack = api.context(
+        question, evidence=evidence, sources=source, budget=budget, index_url=index_url
+    )
     if as_json:
         print(pack.model_dump_json(indent=2))
         return

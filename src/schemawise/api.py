@@ -1,0 +1,83 @@
+"""The context engine as library calls: what `schemawise index`, `sources` and `context` do,
+for a program (an agent, a notebook, the assistant) rather than a shell.
+
+Each call opens its own connection to the index: the embedded Postgres unless `index_url`
+names another. Errors are SchemawiseError with a hint, as on the command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from schemawise.index.embed import get_embedder
+from schemawise.index.sources import (
+    IndexReport,
+    index_source,
+    list_sources,
+    load_graphs,
+    load_metadata,
+)
+from schemawise.retrieve.context import ContextPack, ContextSettings, build_context
+
+
+def index_url_or_embedded(index_url: str | None) -> str:
+    """The index to use: the one named, else the embedded Postgres (started if need be)."""
+    if index_url:
+        return index_url
+    from schemawise.db.embedded import ensure_started
+
+    return ensure_started()
+
+
+def index(
+    url: str,
+    name: str | None = None,
+    *,
+    dictionary: Path | None = None,
+    query_log: Path | None = None,
+    dbt: Path | None = None,
+    overlay: Path | None = None,
+    profile: bool = True,
+    index_url: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> IndexReport:
+    """Extract, enrich and index one database; only documents whose text changed are
+    re-embedded, so calling it again is `sync` for that source."""
+    return index_source(
+        index_url_or_embedded(index_url), url, name, dictionary=dictionary,
+        query_log=query_log, dbt=dbt, overlay=overlay, profile=profile, progress=progress,
+    )  # fmt: skip
+
+
+def sources(*, index_url: str | None = None) -> list[dict[str, Any]]:
+    """The indexed sources with their versions and sizes."""
+    with psycopg.connect(index_url_or_embedded(index_url)) as conn:
+        return list_sources(conn)
+
+
+def context(
+    question: str,
+    *,
+    evidence: str = "",
+    sources: list[str] | None = None,
+    budget: int | None = None,
+    settings: ContextSettings | None = None,
+    index_url: str | None = None,
+) -> ContextPack:
+    """The context pack for a question over the indexed sources (or only `sources`): the
+    database, tables with reasons, join paths, pruned columns, definitions and the text.
+    `budget` (tokens) overrides the one in `settings`."""
+    settings = settings or ContextSettings()
+    if budget is not None:
+        settings = replace(settings, budget=budget)
+    with psycopg.connect(index_url_or_embedded(index_url)) as conn:
+        graphs = load_graphs(conn, sources)
+        return build_context(
+            conn, question, graphs, get_embedder(), evidence=evidence, sources=sources,
+            settings=settings, metadata=load_metadata(conn, list(graphs)),
+        )  # fmt: skip

@@ -1,0 +1,46 @@
+"""The library calls behind `index`, `sources` and `context`, on the embedded index."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from schemawise import api
+from schemawise.errors import SchemawiseError
+from schemawise.retrieve.context import ContextSettings
+
+SCHEMA = """
+CREATE TABLE teams (team_id INTEGER PRIMARY KEY, team_name TEXT, league TEXT);
+CREATE TABLE players (player_id INTEGER PRIMARY KEY, team_id INTEGER REFERENCES teams,
+                      player_name TEXT, goals INTEGER);
+INSERT INTO teams VALUES (1, 'Rovers', 'North'), (2, 'United', 'South');
+INSERT INTO players VALUES (1, 1, 'Ada', 3), (2, 2, 'Bo', 5);
+"""
+
+
+def test_index_sources_and_context(embedded_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "league.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA)
+    said: list[str] = []
+    report = api.index(f"sqlite:///{path}", "league", index_url=embedded_url, progress=said.append)
+    assert report.documents > 0 and said  # it reports progress as it goes
+    assert "league" in {s["source"] for s in api.sources(index_url=embedded_url)}
+    pack = api.context(
+        "goals of players per team in the North league", sources=["league"],
+        index_url=embedded_url,
+    )  # fmt: skip
+    assert pack.source == "league" and {"players", "teams"} <= {t.name for t in pack.tables}
+    (league,) = [c for c in pack.columns if c.name == "league"]
+    assert league.values[0] == "North"  # named in the question, so shown first
+    # A budget given directly wins over the settings' and leaves the settings unchanged.
+    settings = ContextSettings(budget=10_000)
+    small = api.context(
+        "goals of players per team", sources=["league"], budget=30, settings=settings,
+        index_url=embedded_url,
+    )  # fmt: skip
+    assert small.tokens < pack.tokens and settings.budget == 10_000
+    with pytest.raises(SchemawiseError, match="No indexed source"):
+        api.context("goals", sources=["nope"], index_url=embedded_url)
