@@ -19,7 +19,7 @@ from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
 from schemawise.index.cards import documents
 from schemawise.prune.columns import (
     PruneInput,
-    _label_column,
+    _label_columns,
     _written_out,
     has_time_phrase,
     prune,
@@ -197,12 +197,19 @@ def test_a_column_written_out(text: str, column: str, written: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("columns", "label"),
-    [(("id", "player_name", "height"), "player_name"), (("id", "title", "year"), "title"),
-     (("circuitId", "circuitRef", "name"), "name"), (("id", "amount"), None)],
+    ("columns", "labels"),
+    [(("id", "player_name", "height"), ["player_name"]), (("id", "title", "year"), ["title"]),
+     (("circuitId", "circuitRef", "name"), ["name"]), (("id", "amount"), []),
+     # A person's name parts go together: "Lewis Hamilton" spans both.
+     (("driverId", "forename", "surname", "dob"), ["forename", "surname"]),
+     (("id", "FirstName", "LastName", "Company"), ["FirstName", "LastName"]),
+     (("id", "first_name", "middle_name", "last_name"), ["first_name", "last_name"]),
+     # Only parts of a person's name pair up: a second name-like column stays out.
+     (("id", "name", "nickname"), ["name"]), (("id", "team_long_name", "team_short_name"),
+     ["team_long_name"])],
 )  # fmt: skip
-def test_the_column_naming_a_tables_rows(columns: tuple[str, ...], label: str | None) -> None:
-    assert _label_column(_table("t", *columns)) == label
+def test_the_columns_naming_a_tables_rows(columns: tuple[str, ...], labels: list[str]) -> None:
+    assert _label_columns(_table("t", *columns)) == labels
 
 
 def test_prune_keeps_the_keys_of_every_join_among_the_chosen_tables() -> None:

@@ -164,8 +164,7 @@ def _table_picks(
             keep(column.name, 1, "time column for a time phrase")
     for key in [*table.primary_key, *[c for t, c in join_keys if t == name]]:
         keep(key, 2, "key")
-    label = _label_column(table)
-    if label is not None:
+    for label in _label_columns(table):
         keep(label, 2, "names the rows")
     for column_name in sorted(enums, key=lambda c: -used(c))[:ENUMS_PER_TABLE]:
         keep(column_name, 2, "enum-like")
@@ -175,13 +174,29 @@ def _table_picks(
     )
 
 
-def _label_column(table: Table) -> str | None:
-    """The column that names a row (`name`, `title`, `player_name`): answers name things
-    ("who", "which circuit") more often than the question says so."""
-    for column in table.columns:
-        if {"name", "title"} & set(_words(column.name)):
-            return column.name
-    return None
+def _label_columns(table: Table) -> list[str]:
+    """The columns that name a row: the first with name or title in its name (`name`, `title`,
+    `player_name`), or, when that is a part of a person's name, the parts together
+    (`forename` and `surname`): answers name things ("who", "which circuit") more often than
+    the question says so, and a person the question names ("Lewis Hamilton") spans both."""
+    labels = [c.name for c in table.columns if _is_label(c.name)]
+    if not labels or not _is_name_part(labels[0]):
+        return labels[:1]
+    return [c for c in labels if _is_name_part(c)][:2]
+
+
+_NAME_PARTS = {"forename", "surname", "firstname", "lastname"}
+_NAME_PART_WORDS = {"first", "last", "given", "family", *_NAME_PARTS}
+
+
+def _is_label(column: str) -> bool:
+    words = set(_words(column))
+    return bool({"name", "title", *_NAME_PARTS} & words)
+
+
+def _is_name_part(column: str) -> bool:
+    words = set(_words(column))
+    return bool(_NAME_PART_WORDS & words) and ("name" in words or bool(_NAME_PARTS & words))
 
 
 def join_keys_of(paths: list[dict[str, Any]]) -> set[tuple[str, str]]:
