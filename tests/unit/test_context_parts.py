@@ -200,6 +200,7 @@ def test_a_column_written_out(text: str, column: str, written: bool) -> None:
     ("columns", "labels"),
     [(("id", "player_name", "height"), ["player_name"]), (("id", "title", "year"), ["title"]),
      (("circuitId", "circuitRef", "name"), ["name"]), (("id", "amount"), []),
+     (("id", "asciiName", "borderColor", "name"), ["name"]),  # the plain one first
      # A person's name parts go together: "Lewis Hamilton" spans both.
      (("driverId", "forename", "surname", "dob"), ["forename", "surname"]),
      (("id", "FirstName", "LastName", "Company"), ["FirstName", "LastName"]),

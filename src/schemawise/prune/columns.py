@@ -180,6 +180,8 @@ def _label_columns(table: Table) -> list[str]:
     (`forename` and `surname`): answers name things ("who", "which circuit") more often than
     the question says so, and a person the question names ("Lewis Hamilton") spans both."""
     labels = [c.name for c in table.columns if _is_label(c.name)]
+    # A plain `name` or `title` goes before `asciiName` or `name_de` listed earlier.
+    labels.sort(key=lambda c: c.lower() not in ("name", "title"))
     if not labels or not _is_name_part(labels[0]):
         return labels[:1]
     return [c for c in labels if _is_name_part(c)][:2]
