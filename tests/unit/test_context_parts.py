@@ -19,6 +19,7 @@ from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
 from schemawise.index.cards import documents
 from schemawise.prune.columns import (
     PruneInput,
+    _implied_columns,
     _label_columns,
     _written_out,
     has_time_phrase,
@@ -211,6 +212,18 @@ def test_a_column_written_out(text: str, column: str, written: bool) -> None:
 )  # fmt: skip
 def test_the_columns_naming_a_tables_rows(columns: tuple[str, ...], labels: list[str]) -> None:
     assert _label_columns(_table("t", *columns)) == labels
+
+
+@pytest.mark.parametrize(
+    ("question", "implied"),
+    [("Which circuits are in Italy?", ["country", "nationality"]),
+     ("List the German drivers", ["country", "nationality"]),
+     ("How much did client 617 pay in 1998?", ["amount"]),
+     ("How many circuits are there?", [])],
+)  # fmt: skip
+def test_columns_a_question_implies(question: str, implied: list[str]) -> None:
+    table = _table("t", "id", "name", "country", "nationality", "amount", "country_id")
+    assert [c for c, _ in _implied_columns(table, question)] == implied
 
 
 def test_prune_keeps_the_keys_of_every_join_among_the_chosen_tables() -> None:

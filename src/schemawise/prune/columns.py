@@ -5,8 +5,9 @@ in the question or evidence (`convertedManaCost`, `Free Meal Count (K-12)`), col
 description or synonyms share a word with the question, columns holding a value the question
 names, and time columns when the question has a time phrase.
 Tier 2 (potentially relevant): primary keys, the keys of every join among the chosen tables,
-the column that names a table's rows (`name`, `title`), and enum-like low-cardinality columns
-(a filter on status or type is common and cheap to show).
+the columns that name a table's rows (`name`, `title`; `forename` and `surname`), columns the
+question implies (a country column for a place it names, an amount for money), and enum-like
+low-cardinality columns (a filter on status or type is common and cheap to show).
 Deterministic: the same question and index give the same columns. Within a tier, columns the
 query log uses more come first.
 """
@@ -21,12 +22,25 @@ from typing import Any
 from schemawise.enrich.metadata import Metadata
 from schemawise.graph.model import SchemaGraph, Table
 from schemawise.graph.naming import singular, singular_words, type_family
+from schemawise.retrieve.implied import PLACE_WORDS
 from schemawise.retrieve.values import names_value
 
 # Retrieved columns kept per table, and columns kept for sharing words with the question.
 RETRIEVED_PER_TABLE = 6
 NAMED_PER_TABLE = 12
 ENUMS_PER_TABLE = 3
+
+# Columns a question implies without naming them: a place it names is filtered on a country
+# or nationality column ("circuits in Italy", "German drivers"), and money it speaks of is an
+# amount or a price ("how much did client 617 pay"). Kept in tier 2.
+_MONEY_WORDS = frozenset(
+    {"pay", "paid", "pays", "paying", "spend", "spent", "spends", "usd", "eur", "dollar",
+     "dollars", "euro", "euros", "money"}
+)  # fmt: skip
+_IMPLIED_COLUMNS: tuple[tuple[frozenset[str], frozenset[str], str], ...] = (
+    (PLACE_WORDS, frozenset({"country", "nationality", "nation"}), "a place the question names"),
+    (_MONEY_WORDS, frozenset({"amount", "price", "payment"}), "money the question speaks of"),
+)
 
 _TIME_PHRASE = re.compile(
     r"\b(19|20)\d\d\b|\b(year|years|month|months|day|days|date|dates|week|weeks|when|time|"
@@ -166,12 +180,28 @@ def _table_picks(
         keep(key, 2, "key")
     for label in _label_columns(table):
         keep(label, 2, "names the rows")
+    for column_name, why in _implied_columns(table, request.question):
+        keep(column_name, 2, why)
     for column_name in sorted(enums, key=lambda c: -used(c))[:ENUMS_PER_TABLE]:
         keep(column_name, 2, "enum-like")
     order = {c.name: i for i, c in enumerate(table.columns)}
     return sorted(
         picks.values(), key=lambda p: (p.tier, -used(p.name), order.get(p.name, len(order)))
     )
+
+
+def _implied_columns(table: Table, question: str) -> list[tuple[str, str]]:
+    """The table's columns the question implies (see _IMPLIED_COLUMNS), with why; not ids
+    (`country_id` is a key, kept as one if its table joins)."""
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    return [
+        (column.name, why)
+        for said, named, why in _IMPLIED_COLUMNS
+        if words & said
+        for column in table.columns
+        for column_words in [set(_words(column.name))]
+        if named & column_words and "id" not in column_words
+    ]
 
 
 def _label_columns(table: Table) -> list[str]:

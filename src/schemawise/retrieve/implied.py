@@ -61,6 +61,10 @@ _PLACES: tuple[tuple[str, str], ...] = (
 )  # fmt: skip
 
 
+# Every place and adjective above: a question naming one filters on where something is.
+PLACE_WORDS = frozenset(word for pair in _PLACES for word in pair)
+
+
 def _implications() -> dict[str, tuple[str, ...]]:
     implied: dict[str, list[str]] = {}
     for noun, forms in _MEASURES.items():
