@@ -215,15 +215,20 @@ COMMON_SHARE = 0.2
 # At most about this many documents matched by the lexical query (the sum of its words'
 # document frequencies).
 MAX_LEXICAL_MATCHES = 5000
-# Document frequencies by (sources, document count) and lexeme: a changed index has another
-# document count, so stale entries are never read.
-_DOCUMENT_FREQUENCY: dict[tuple[tuple[tuple[str, ...], int], str], int] = {}
+# Document frequencies by (sources, kinds, document count) and lexeme: a changed index has
+# another document count, so stale entries are never read.
+_DOCUMENT_FREQUENCY: dict[tuple[tuple[tuple[str, ...], tuple[str, ...], int], str], int] = {}
 
 
 def selective_lexemes(
-    conn: psycopg.Connection[Any], text: str, sources: Sequence[str] | None
+    conn: psycopg.Connection[Any],
+    text: str,
+    sources: Sequence[str] | None,
+    kinds: Sequence[str] | None = None,
 ) -> str:
-    """The question's lexemes OR-ed together, without the catalog's near-universal ones."""
+    """The question's lexemes OR-ed together, without the near-universal ones among the
+    documents searched (these sources, these kinds: documents of another kind, such as a
+    benchmark's DDL baselines, must not change what the context search matches)."""
     row = conn.execute(
         "SELECT array(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %s))))",
         (text,),
@@ -231,13 +236,19 @@ def selective_lexemes(
     lexemes = [t for t in (row[0] if row else []) if t]
     if not lexemes:
         return ""
-    scope = "(%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))"
+    scope = (
+        "(%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))"
+        " AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s))"
+    )
+    scoped = {
+        "sources": list(sources) if sources else None,
+        "kinds": list(kinds) if kinds else None,
+    }
     total_row = conn.execute(
-        f"SELECT count(*) FROM schemawise.index_documents WHERE {scope}",
-        {"sources": list(sources) if sources else None},
+        f"SELECT count(*) FROM schemawise.index_documents WHERE {scope}", scoped
     ).fetchone()
     total = int(total_row[0]) if total_row else 0
-    scope_key = (tuple(sorted(sources)) if sources else (), total)
+    scope_key = (tuple(sorted(sources or ())), tuple(sorted(kinds or ())), total)
     unknown = [t for t in lexemes if (scope_key, t) not in _DOCUMENT_FREQUENCY]
     if unknown:
         # One statement counts every new word: a pass over the documents matching any of them
@@ -246,8 +257,7 @@ def selective_lexemes(
             f"count(*) FILTER (WHERE tsv @@ to_tsquery('english', quote_literal(%(w{i})s)))"
             for i in range(len(unknown))
         )
-        params: dict[str, Any] = {f"w{i}": t for i, t in enumerate(unknown)}
-        params["sources"] = list(sources) if sources else None
+        params: dict[str, Any] = {f"w{i}": t for i, t in enumerate(unknown)} | scoped
         params["any"] = " | ".join("'" + t.replace("'", "''") + "'" for t in unknown)
         row = conn.execute(
             f"SELECT {counts} FROM schemawise.index_documents WHERE {scope} "
@@ -281,7 +291,7 @@ def search(
     lexical_weight: float = 1.0,
 ) -> list[Hit]:
     register_vector(conn)
-    lexemes = selective_lexemes(conn, text, sources)
+    lexemes = selective_lexemes(conn, text, sources, kinds)
     versions = current_versions(conn)
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.ef_search = 200")
