@@ -45,6 +45,7 @@ from schemawise.retrieve.context import (
     _with_compounds,
     _with_split_identifiers,
     question_words,
+    written_names,
 )
 from schemawise.retrieve.implied import implied_words, with_implied_words
 
@@ -607,3 +608,21 @@ def test_camel_case_identifiers_add_their_words() -> None:
         "disqualified refers to statusID = 2 status id"
     )
     assert _with_split_identifiers("no identifiers here") == "no identifiers here"
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence", "written"),
+    [
+        # Prose is not a column name, whatever column shares its spelling.
+        ("records with missing or invalid values by date", "", set()),
+        ("the first_name of statusID 2", "", {"first_name", "statusid"}),
+        # The evidence is there to name columns: all of its words count.
+        (
+            "schools that are virtual",
+            "virtual refers to Virtual = 'F'",
+            {"virtual", "refers"},
+        ),
+    ],
+)
+def test_names_written_out(question: str, evidence: str, written: set[str]) -> None:
+    assert written_names(f"{question} {evidence}", evidence) == written

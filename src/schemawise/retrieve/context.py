@@ -160,6 +160,15 @@ def _identifiers(text: str) -> set[str]:
     return {w.lower() for w in re.findall(_IDENTIFIER, text)}
 
 
+def written_names(text: str, evidence: str) -> set[str]:
+    """The names written out, lower case: words of the text that read as identifiers
+    (`first_name`, `convertedManaCost`), and any word of the evidence, which is there to say
+    what the question's words mean in the schema ("website refers to url"). A plain word of
+    the question (`missing`, `date`) is prose, whatever column shares its name."""
+    words = re.findall(_IDENTIFIER, text)
+    return {w.lower() for w in words if _looks_like_identifier(w)} | _identifiers(evidence)
+
+
 def _column_holders(graph: SchemaGraph) -> dict[str, list[str]]:
     """Column name (lower case) → the tables having a column of that name."""
     holders: dict[str, list[str]] = defaultdict(list)
@@ -185,7 +194,7 @@ class _TableEvidence:
         hits: list[store.Hit],
         graphs: dict[str, SchemaGraph],
         sources: list[str] | None,
-        text: str,
+        spelled: set[str],  # names written out (written_names)
         asked: set[str],
         settings: ContextSettings,
     ) -> _TableEvidence:
@@ -211,7 +220,6 @@ class _TableEvidence:
             best = list(dict.fromkeys(c for c, _ in cols))[:3]
             reasons[key].append(f"columns matched: {', '.join(best)}")
         pinned: set[tuple[str, str]] = set()
-        spelled = _identifiers(text)
         for source, graph in graphs.items():
             if sources and source not in sources:
                 continue
@@ -284,7 +292,8 @@ def build_context(
     # documents of other runs, such as benchmark catalogs).
     hits = [h for h in hits if h.source in graphs]
     asked = question_words(searched)
-    evidence_of = _TableEvidence.of(hits, graphs, sources, text, asked, settings)
+    spelled = written_names(text, evidence)
+    evidence_of = _TableEvidence.of(hits, graphs, sources, spelled, asked, settings)
     scores, reasons, column_hits = evidence_of.scores, evidence_of.reasons, evidence_of.columns
     if not scores:
         return ContextPack(question=question)
@@ -312,7 +321,7 @@ def build_context(
         hits = store.search(
             conn, lexical, vector, kinds=SEARCHED_KINDS, sources=[source], n=settings.candidates
         )
-        evidence_of = _TableEvidence.of(hits, graphs, [source], text, asked, settings)
+        evidence_of = _TableEvidence.of(hits, graphs, [source], spelled, asked, settings)
         scores, reasons, column_hits = evidence_of.scores, evidence_of.reasons, evidence_of.columns
     pinned = evidence_of.pinned
     graph = graphs[source]
@@ -409,11 +418,8 @@ WRITTEN_VOTE = 0.3
 def _columns_written(
     graphs: dict[str, SchemaGraph], sources: list[str] | None, text: str, evidence: str
 ) -> dict[str, set[str]]:
-    """Source → the column names written out: words of the text that read as identifiers
-    (`first_name`, `convertedManaCost`), and any word of the evidence, which is there to say
-    what the question's words mean in the schema ("website refers to url")."""
-    words = re.findall(_IDENTIFIER, text)
-    spelled = {w.lower() for w in words if _looks_like_identifier(w)} | _identifiers(evidence)
+    """Source → the column names written out (see written_names) that it has."""
+    spelled = written_names(text, evidence)
     return {
         name: found
         for name, graph in graphs.items()
