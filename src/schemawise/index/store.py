@@ -3,6 +3,7 @@ one SQL statement that fuses the lexical and dense rankings (reciprocal rank fus
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -63,12 +64,18 @@ WITH q AS (
         ORDER BY embedding <=> %(vector)s LIMIT %(n)s) d
 ), lexical AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
-        SELECT id, ts_rank_cd(tsv, q.query) AS score FROM schemawise.index_documents x, q
+        -- BM25-like: the inverse document frequencies of the words a document has (a
+        -- rare `station` outranks a common `day`), the cover density breaking ties.
+        SELECT id, (SELECT coalesce(sum(t.idf), 0)
+                    FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) AS t(term, idf)
+                    WHERE x.tsv @@ quote_literal(t.term)::tsquery)
+                   + 0.01 * ts_rank_cd(tsv, q.query) AS score
+        FROM schemawise.index_documents x, q
         WHERE q.query IS NOT NULL AND tsv @@ q.query AND kind = ANY(%(kinds)s)
           AND (%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))
           AND (NOT x.source = ANY(%(versioned)s) OR EXISTS (SELECT 1 FROM current_versions c
                WHERE c.source = x.source AND c.version = x.schema_version))
-        ORDER BY score DESC LIMIT %(n)s) l
+        ORDER BY score DESC, id LIMIT %(n)s) l
 )
 SELECT d.id, d.source, d.kind, d.table_name, d.column_name,
        coalesce(1.0 / (60 + dense.rank), 0) * %(dense_weight)s
@@ -220,22 +227,23 @@ MAX_LEXICAL_MATCHES = 5000
 _DOCUMENT_FREQUENCY: dict[tuple[tuple[tuple[str, ...], tuple[str, ...], int], str], int] = {}
 
 
-def selective_lexemes(
+def lexical_terms(
     conn: psycopg.Connection[Any],
     text: str,
     sources: Sequence[str] | None,
     kinds: Sequence[str] | None = None,
-) -> str:
-    """The question's lexemes OR-ed together, without the near-universal ones among the
-    documents searched (these sources, these kinds: documents of another kind, such as a
-    benchmark's DDL baselines, must not change what the context search matches)."""
+) -> dict[str, float]:
+    """The question's lexemes, each with its inverse document frequency, without the
+    near-universal ones among the documents searched (these sources, these kinds: documents
+    of another kind, such as a benchmark's DDL baselines, must not change what the context
+    search matches)."""
     row = conn.execute(
         "SELECT array(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %s))))",
         (text,),
     ).fetchone()
     lexemes = [t for t in (row[0] if row else []) if t]
     if not lexemes:
-        return ""
+        return {}
     scope = (
         "(%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))"
         " AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s))"
@@ -275,8 +283,17 @@ def selective_lexemes(
     kept.sort(key=lambda t: frequency[t])
     while len(kept) > 1 and sum(frequency[t] for t in kept) > MAX_LEXICAL_MATCHES:
         kept.pop()
-    chosen = kept or lexemes
-    return " | ".join("'" + t.replace("'", "''") + "'" for t in chosen)
+    return {t: _idf(total, frequency[t]) for t in kept or lexemes}
+
+
+def _idf(total: int, frequency: int) -> float:
+    """BM25's inverse document frequency: a word few documents have tells more."""
+    return math.log((max(total, frequency) - frequency + 0.5) / (frequency + 0.5) + 1.0)
+
+
+def or_query(terms: Sequence[str]) -> str:
+    """The terms OR-ed together as tsquery text, each quoted."""
+    return " | ".join("'" + t.replace("'", "''") + "'" for t in terms)
 
 
 def search(
@@ -291,7 +308,7 @@ def search(
     lexical_weight: float = 1.0,
 ) -> list[Hit]:
     register_vector(conn)
-    lexemes = selective_lexemes(conn, text, sources, kinds)
+    terms = lexical_terms(conn, text, sources, kinds)
     versions = current_versions(conn)
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.ef_search = 200")
@@ -299,7 +316,9 @@ def search(
         rows = conn.execute(
             SEARCH_SQL,
             {
-                "lexemes": lexemes,
+                "lexemes": or_query(list(terms)),
+                "terms": list(terms),
+                "idfs": list(terms.values()),
                 "versioned": list(versions),
                 "versions": list(versions.values()),
                 "vector": np.asarray(vector, dtype=np.float32),
