@@ -210,3 +210,16 @@ def test_a_value_the_question_names_is_shown_with_its_column(
     assert city.values[0] == "Lyon" and len(city.values) <= 3
     assert "city TEXT, -- e.g. 'Lyon'" in pack.text or "city TEXT -- e.g. 'Lyon'" in pack.text
     assert "customer_id INTEGER PRIMARY KEY" in pack.text
+
+
+def test_schema_check_does_not_wait_for_a_writer(embedded_url: str) -> None:
+    """Indexing one source while another is written: the schema check takes no lock a
+    writer holds off (an ALTER TABLE would, and deadlocked two indexing runs)."""
+    dim = get_embedder().dim
+    with psycopg.connect(embedded_url) as setup:
+        store.ensure_schema(setup, dim)
+    with psycopg.connect(embedded_url) as writer, psycopg.connect(embedded_url) as checker:
+        writer.execute("UPDATE schemawise.index_documents SET source = source WHERE false")
+        checker.execute("SET lock_timeout = '2s'")
+        store.ensure_schema(checker, dim)  # would time out waiting for the writer
+        writer.rollback()

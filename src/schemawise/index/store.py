@@ -36,7 +36,14 @@ CREATE INDEX IF NOT EXISTS index_documents_hnsw ON schemawise.index_documents
     USING hnsw (embedding vector_cosine_ops);
 CREATE INDEX IF NOT EXISTS index_documents_gin ON schemawise.index_documents USING gin (tsv);
 CREATE INDEX IF NOT EXISTS index_documents_source ON schemawise.index_documents (source, kind);
-ALTER TABLE schemawise.index_documents ADD COLUMN IF NOT EXISTS schema_version text;
+-- A column later releases added; ALTER TABLE takes an exclusive lock even when it has nothing
+-- to do, which deadlocks against another process writing documents, so only when missing.
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = 'schemawise'
+                   AND table_name = 'index_documents' AND column_name = 'schema_version') THEN
+        ALTER TABLE schemawise.index_documents ADD COLUMN schema_version text;
+    END IF;
+END $$;
 -- Each source's words and in how many of its documents they occur: which database a question
 -- is about is partly which one has the question's words at all (vocabulary_coverage).
 CREATE TABLE IF NOT EXISTS schemawise.index_vocabulary (
@@ -97,9 +104,26 @@ class Hit:
 
 
 def ensure_schema(conn: psycopg.Connection[Any], dim: int) -> None:
+    # CREATE INDEX IF NOT EXISTS takes its lock before it looks, and waits behind any writer
+    # (another process indexing): an index already complete is left alone.
+    if _schema_complete(conn):
+        return
     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     conn.execute(SCHEMA_SQL.replace("{dim}", str(int(dim))))
     conn.commit()
+
+
+def _schema_complete(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute(
+        "SELECT to_regclass('schemawise.index_vocabulary_prefix') IS NOT NULL"
+        " AND to_regclass('schemawise.index_documents_source') IS NOT NULL"
+        " AND to_regclass('schemawise.index_documents_hnsw') IS NOT NULL"
+        " AND to_regclass('schemawise.index_documents_gin') IS NOT NULL"
+        " AND to_regclass('schemawise.index_vocabulary_source') IS NOT NULL"
+        " AND EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = 'schemawise'"
+        " AND table_name = 'index_documents' AND column_name = 'schema_version')"
+    ).fetchone()
+    return bool(row and row[0])
 
 
 @dataclass(frozen=True)
@@ -219,6 +243,7 @@ def current_versions(conn: psycopg.Connection[Any]) -> dict[str, str]:
 # `attr` or `id` in a warehouse of generic names): it is left out of the lexical query, which
 # also keeps ranking cheap on large catalogs.
 COMMON_SHARE = 0.2
+COMMON_AT_LEAST = 3  # documents: a word in no more is never near-universal
 # At most about this many documents matched by the lexical query (the sum of its words'
 # document frequencies).
 MAX_LEXICAL_MATCHES = 5000
@@ -277,7 +302,10 @@ def lexical_terms(
         for lexeme, count in zip(unknown, row or [0] * len(unknown), strict=True):
             _DOCUMENT_FREQUENCY[(scope_key, lexeme)] = int(count)
     frequency = {t: _DOCUMENT_FREQUENCY[(scope_key, t)] for t in lexemes}
-    kept = [t for t in lexemes if total == 0 or frequency[t] <= COMMON_SHARE * total]
+    # Among a few documents (the DDL of a five-table database) a share says nothing: a word
+    # in two or three of them is not near-universal, and its weight tells it apart anyway.
+    common = max(COMMON_SHARE * total, COMMON_AT_LEAST)
+    kept = [t for t in lexemes if frequency[t] <= common]
     # Ranking reads every matching document: past a bound, the most common words go first
     # (they tell the least apart), which keeps the lexical side fast on big catalogs.
     kept.sort(key=lambda t: frequency[t])
