@@ -291,7 +291,7 @@ def lexical_terms(
             for i in range(len(unknown))
         )
         params: dict[str, Any] = {f"w{i}": t for i, t in enumerate(unknown)} | scoped
-        params["any"] = " | ".join("'" + t.replace("'", "''") + "'" for t in unknown)
+        params["any"] = or_query(unknown)
         row = conn.execute(
             f"SELECT {counts} FROM schemawise.index_documents WHERE {scope} "
             "AND tsv @@ to_tsquery('english', %(any)s)",
