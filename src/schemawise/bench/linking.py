@@ -36,7 +36,7 @@ from schemawise.index import store
 from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import sample_values, seen_values
-from schemawise.prune.columns import join_keys_of, keys_between
+from schemawise.prune.columns import join_keys_of, kept_keys
 from schemawise.retrieve.context import build_context
 from schemawise.validate.resolve import find_table, resolve
 
@@ -166,13 +166,8 @@ def _spider2(data: Path, limit: int | None) -> tuple[dict[str, BenchDatabase], l
 def _keys_of(
     graph: SchemaGraph, tables: list[str], paths: list[dict[str, Any]]
 ) -> set[tuple[str, str]]:
-    """Lower-cased (table, column) pairs of the tables' primary keys and of the joins among
-    them: the columns a pack of these tables holds whatever the question asks."""
-    keys = keys_between(graph, tables) | join_keys_of(paths)
-    for name in tables:
-        table = graph.table(name)
-        if table is not None:
-            keys |= {(name, key) for key in table.primary_key}
+    """Lower-cased: the keys a pack of these tables holds whatever the question asks."""
+    keys = kept_keys(graph, tables, join_keys_of(paths))
     return {(table.lower(), column.lower()) for table, column in keys}
 
 

@@ -116,13 +116,26 @@ def _written_out(question: str, column: str) -> bool:
 
 def prune(request: PruneInput) -> list[ColumnPick]:
     timely = has_time_phrase(request.question)
-    keys = request.join_keys | keys_between(request.graph, request.tables)
+    keys = kept_keys(request.graph, request.tables, request.join_keys)
     out: list[ColumnPick] = []
     for name in request.tables:
         table = request.graph.table(name)
         if table is not None:
             out.extend(_table_picks(table, name, request, timely, keys))
     return out
+
+
+def kept_keys(
+    graph: SchemaGraph, tables: list[str], join_keys: set[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """The (table, column) keys pruning keeps whatever the question asks: the tables' primary
+    keys, the keys of the chosen join path, and those of every join among the tables."""
+    keys = join_keys | keys_between(graph, tables)
+    for name in tables:
+        table = graph.table(name)
+        if table is not None:
+            keys |= {(name, key) for key in table.primary_key}
+    return keys
 
 
 def keys_between(graph: SchemaGraph, tables: list[str]) -> set[tuple[str, str]]:
