@@ -7,15 +7,14 @@ from typing import Any
 
 from schemawise.db import connect
 from schemawise.db.guard import (
+    CANCELLED,
+    CONNECTION_LOST,
+    RESOURCE_LIMIT,
+    Deadline,
     GuardedQueryError,
+    GuardedSession,
     Limits,
     QueryResult,
-    explain_duckdb,
-    explain_postgres,
-    explain_sqlite,
-    run_duckdb,
-    run_postgres,
-    run_sqlite,
 )
 from schemawise.db.urls import parse_url
 from schemawise.graph.extract import ExtractOptions, extract_graph
@@ -32,20 +31,31 @@ from schemawise.validate.rules import Rule
 class Target:
     kind: str  # postgres, sqlite, duckdb
     location: str  # URL to run as (a SELECT-only role for the embedded database) or file path
+    # The embedded database's owner: reads row-search configuration and terminates a backend
+    # that outlives its deadline. None for a user's own database.
+    admin: str | None = None
 
 
-def resolve_target(url: str) -> Target:
-    """Where model SQL runs: never as a superuser."""
+def resolve_target(url: str, tenant: Any = None) -> Target:
+    """Where model SQL runs: never as a superuser, and for a tenant as that tenant's role."""
     parsed = parse_url(url)
     if parsed.kind == "embedded":
         from schemawise.db.embedded import ensure_started
         from schemawise.db.roles import ensure_reader_role
+        from schemawise.db.tenancy import ensure_tenant_role
 
-        return Target("postgres", ensure_reader_role(ensure_started()))
+        admin = ensure_started()
+        if tenant is not None:
+            return Target("postgres", ensure_tenant_role(admin, tenant), admin)
+        return Target("postgres", ensure_reader_role(admin), admin)
     if parsed.kind == "postgres":
         from schemawise.db.roles import refuse_superuser
 
         refuse_superuser(parsed.target)
+        if tenant is not None:
+            from schemawise.db.tenancy import verify_session_tenant
+
+            verify_session_tenant(parsed.target, tenant)
         return Target("postgres", parsed.target)
     return Target(parsed.kind, parsed.target)
 
@@ -77,19 +87,39 @@ class RunOutcome:
         return out
 
 
+def _open_session(target: Target, limits: Limits, deadline: Deadline,
+                  settings: dict[str, Any]) -> GuardedSession:  # fmt: skip
+    if target.kind == "postgres":
+        from schemawise.db.pg_guard import PostgresSession
+
+        return PostgresSession(
+            target.location, limits, deadline, settings=settings, supervisor_url=target.admin
+        )
+    from schemawise.db.sandbox import SandboxSession
+
+    return SandboxSession(target.kind, target.location, limits, deadline)
+
+
 def _gate(
-    target: Target, sql: str, graph: SchemaGraph, limits: GateLimits, timeout: float
+    session: GuardedSession, kind: str, sql: str, graph: SchemaGraph, limits: GateLimits
 ) -> tuple[SqlProblem | None, str]:
     """Refusal (or None) and a summary of the plan's node kinds for timeout hints."""
-    if target.kind == "postgres":
-        plan = explain_postgres(target.location, sql, timeout)
+    plan = session.explain(sql)
+    if kind == "postgres":
         kinds = sorted({str(n.get("Node Type")) for n in _nodes(plan)})
         return gate_postgres(plan, limits), ", ".join(kinds)
-    if target.kind == "sqlite":
-        details = explain_sqlite(target.location, sql, timeout)
-        return gate_sqlite(details, graph, limits), "; ".join(details[:10])
-    plan_text = explain_duckdb(target.location, sql)
-    return gate_duckdb(plan_text, limits), ""
+    if kind == "sqlite":
+        return gate_sqlite(plan, graph, limits), "; ".join(plan[:10])
+    return gate_duckdb(plan, limits), ""
+
+
+# Why a run ended without rows, when the guard itself knows (db/guard.py kinds).
+_GUARD_HINTS = {
+    CANCELLED: "The query was cancelled from outside the run; retry it.",
+    CONNECTION_LOST: "The connection or the worker running the query was lost; retry it.",
+    RESOURCE_LIMIT: "The query needed more memory or CPU than allowed: filter earlier, "
+    "aggregate before joining, or return fewer and smaller values.",
+}
 
 
 def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
@@ -112,47 +142,50 @@ def run_checked(
 ) -> RunOutcome:
     """`tenant` comes from the caller's identity (a flag, a session), never from the SQL."""
     limits = limits or Limits()
-    target = resolve_target(url)
+    deadline = Deadline.after(limits.timeout_seconds)  # one deadline for the whole run
+    target = resolve_target(url, tenant)
     graph = graph or load_graph(url)
     executed: str = sql
     params: dict[str, Any] | None = None
-    settings: dict[str, Any] = {"schemawise.tenant": tenant} if tenant is not None else {}
+    settings: dict[str, Any] = {}
+    outcome = RunOutcome(check_sql(sql, graph, fanout=fanout, rules=rules))
     if target.kind == "postgres" and has_sw_match(sql):
         # sw_match(…) becomes the hybrid search with bound parameters; the validator and
         # the EXPLAIN gate see the rewritten query with every value inlined as a literal.
+        # It is expanded only after the cheap static checks passed on the caller's text.
+        if not outcome.check.ok:
+            outcome.stages.append("check")
+            return outcome
         import psycopg
 
-        with psycopg.connect(target.location) as conn:
+        with psycopg.connect(target.admin or target.location) as conn:
             rewritten = rewrite(conn, sql, tenant=tenant)
         executed, params, sql = rewritten.sql, rewritten.params, rewritten.literal_sql
         settings.update({"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": 200,
                          "hnsw.max_scan_tuples": 50000})  # fmt: skip
-    outcome = RunOutcome(check_sql(sql, graph, fanout=fanout, rules=rules))
+        outcome = RunOutcome(check_sql(sql, graph, fanout=fanout, rules=rules))
     outcome.stages.append("check")
     if not outcome.check.ok:
         return outcome  # the static check runs first, even where the database would refuse
     summary = ""
     try:
-        refusal, summary = _gate(
-            target, sql, graph, gate_limits or GateLimits(), limits.timeout_seconds
-        )
-        outcome.stages.append("explain")
-        outcome.check.explain = {"checked": True, "ok": refusal is None}
-        if refusal is not None:
-            outcome.check.errors.append(refusal)
-            outcome.check.finish()
-            return outcome
-        if target.kind == "postgres":
-            outcome.result = run_postgres(
-                target.location, executed, limits, params=params, settings=settings
-            )
-        elif target.kind == "sqlite":
-            outcome.result = run_sqlite(target.location, sql, limits)
-        else:
-            outcome.result = run_duckdb(target.location, sql, limits)
-        outcome.stages.append("execute")
+        with _open_session(target, limits, deadline, settings) as session:
+            refusal, summary = _gate(session, target.kind, sql, graph, gate_limits or GateLimits())
+            outcome.stages.append("explain")
+            outcome.check.explain = {"checked": True, "ok": refusal is None}
+            if refusal is not None:
+                outcome.check.errors.append(refusal)
+                outcome.check.finish()
+                return outcome
+            outcome.result = session.execute(executed if target.kind == "postgres" else sql,
+                                             params)  # fmt: skip
+            outcome.stages.append("execute")
     except GuardedQueryError as exc:
-        outcome.error = classify(
-            target.kind, exc.message, exc.sqlstate, graph=graph, sql=sql, explain_summary=summary
-        )
+        if exc.kind in _GUARD_HINTS:
+            outcome.error = SqlProblem.of(exc.kind, exc.message, _GUARD_HINTS[exc.kind])
+        else:
+            outcome.error = classify(
+                target.kind, exc.message, exc.sqlstate or ("57014" if exc.kind else None),
+                graph=graph, sql=sql, explain_summary=summary,
+            )  # fmt: skip
     return outcome

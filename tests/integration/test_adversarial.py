@@ -11,7 +11,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from schemawise.db.guard import GuardedQueryError, Limits, run_duckdb, run_postgres, run_sqlite
+from schemawise.db.guard import GuardedQueryError, Limits, run_duckdb, run_sqlite
+from schemawise.db.pg_guard import run_postgres
 from schemawise.db.roles import ensure_reader_role
 from schemawise.demo import warehouse
 from schemawise.graph.model import SchemaGraph

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from psycopg import sql as pgsql
@@ -13,48 +14,119 @@ READER_ROLE = "schemawise_reader"
 _SYSTEM = "('pg_catalog', 'information_schema', 'pg_toast')"
 
 
+# Schemas no reader may see: schemawise's own bookkeeping (index, row-search queue, tenants).
+_PRIVATE_SCHEMAS = ("schemawise",)
+# Defaults that hold even if a session forgot its own guards.
+_ROLE_DEFAULTS = (
+    ("default_transaction_read_only", "on"),
+    ("statement_timeout", "60s"),
+    ("idle_in_transaction_session_timeout", "65s"),
+    ("client_connection_check_interval", "1s"),
+)
+_prepared: set[tuple[str, tuple[str, ...]]] = set()
+
+
 def ensure_reader_role(admin_url: str) -> str:
-    """Create (idempotently) a non-superuser role with SELECT on every user schema of the
-    database behind `admin_url`; return the URL to connect as it."""
+    """Create (idempotently) the readers' group with SELECT on every user schema, the login
+    role model SQL runs as, and the revocations of db/hardening.py, in the database behind
+    `admin_url`; return the URL to connect as the reader."""
+    from schemawise.db.hardening import revoke_dangerous_functions
+    from schemawise.db.tenancy import READERS_GROUP, ensure_tenancy_objects
+
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (READER_ROLE,))
-        role = pgsql.Identifier(READER_ROLE)
-        if exists.fetchone() is None:
+        schemas = tuple(
+            str(r[0])
+            for r in conn.execute(
+                f"SELECT nspname FROM pg_namespace WHERE nspname NOT IN {_SYSTEM} "
+                "AND nspname NOT LIKE 'pg\\_%' ORDER BY 1"
+            ).fetchall()
+        )
+        if (admin_url, schemas) in _prepared:
+            return with_user(admin_url, READER_ROLE)
+        # Concurrent runs would race on GRANT ("tuple concurrently updated"): one at a time.
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('schemawise.roles'))")
+            group = pgsql.Identifier(READERS_GROUP)
+            if not _role_exists(conn, READERS_GROUP):
+                conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(group))
+            login_role(conn, READER_ROLE)
+            database = conn.execute("SELECT current_database()").fetchone()
+            assert database is not None
             conn.execute(
-                pgsql.SQL(
-                    "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION "
-                    "NOBYPASSRLS NOINHERIT"
-                ).format(role)
+                pgsql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
+                    pgsql.Identifier(database[0]), group
+                )
             )
-        # Defaults that hold even if a session forgot its own guards.
-        conn.execute(pgsql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(role))
-        conn.execute(pgsql.SQL("ALTER ROLE {} SET statement_timeout = '60s'").format(role))
-        database = conn.execute("SELECT current_database()").fetchone()
-        assert database is not None
+            for schema in schemas:
+                name = pgsql.Identifier(schema)
+                if schema in _PRIVATE_SCHEMAS:
+                    # Earlier releases granted these to the reader itself.
+                    for grantee in (pgsql.Identifier(READER_ROLE), group):
+                        conn.execute(
+                            pgsql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA {} FROM {}").format(
+                                name, grantee
+                            )
+                        )
+                        conn.execute(
+                            pgsql.SQL(
+                                "ALTER DEFAULT PRIVILEGES IN SCHEMA {} REVOKE ALL ON TABLES FROM {}"
+                            ).format(name, grantee)
+                        )
+                    conn.execute(
+                        pgsql.SQL("REVOKE ALL ON SCHEMA {} FROM {}").format(
+                            name, pgsql.Identifier(READER_ROLE)
+                        )
+                    )
+                    continue
+                conn.execute(pgsql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(name, group))
+                conn.execute(
+                    pgsql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(name, group)
+                )
+                conn.execute(
+                    pgsql.SQL(
+                        "ALTER DEFAULT PRIVILEGES IN SCHEMA {} GRANT SELECT ON TABLES TO {}"
+                    ).format(name, group)
+                )
+            ensure_tenancy_objects(conn)
+            revoke_dangerous_functions(conn)
+        _prepared.add((admin_url, schemas))
+    return with_user(admin_url, READER_ROLE)
+
+
+def _role_exists(conn: psycopg.Connection[Any], name: str) -> bool:
+    return conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone() is not None
+
+
+def login_role(conn: psycopg.Connection[Any], name: str) -> None:
+    """A non-superuser login role in the readers' group, which it may not SET ROLE to (so it
+    cannot leave its own identity), with read-only defaults."""
+    from schemawise.db.tenancy import READERS_GROUP
+
+    role = pgsql.Identifier(name)
+    if not _role_exists(conn, name):
         conn.execute(
-            pgsql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(
-                pgsql.Identifier(database[0]), role
+            pgsql.SQL(
+                "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION "
+                "NOBYPASSRLS NOINHERIT"
+            ).format(role)
+        )
+    membership = (
+        "GRANT {} TO {} WITH INHERIT TRUE, SET FALSE"
+        if conn.info.server_version >= 160000
+        else "GRANT {} TO {}"
+    )
+    conn.execute(pgsql.SQL(membership).format(pgsql.Identifier(READERS_GROUP), role))
+    for setting, value in _ROLE_DEFAULTS:
+        if setting == "client_connection_check_interval" and conn.info.server_version < 140000:
+            continue
+        conn.execute(
+            pgsql.SQL("ALTER ROLE {} SET {} = {}").format(
+                role, pgsql.Identifier(setting), pgsql.Literal(value)
             )
         )
-        schemas = conn.execute(
-            f"SELECT nspname FROM pg_namespace WHERE nspname NOT IN {_SYSTEM} "
-            "AND nspname NOT LIKE 'pg\\_%'"
-        ).fetchall()
-        for (schema,) in schemas:
-            name = pgsql.Identifier(schema)
-            conn.execute(pgsql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(name, role))
-            conn.execute(
-                pgsql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(name, role)
-            )
-            conn.execute(
-                pgsql.SQL(
-                    "ALTER DEFAULT PRIVILEGES IN SCHEMA {} GRANT SELECT ON TABLES TO {}"
-                ).format(name, role)
-            )
-    return _with_user(admin_url, READER_ROLE)
 
 
-def _with_user(url: str, user: str) -> str:
+def with_user(url: str, user: str) -> str:
     scheme, rest = url.split("://", 1)
     host_part = rest.rsplit("@", 1)[1] if "@" in rest else rest
     return f"{scheme}://{user}@{host_part}"

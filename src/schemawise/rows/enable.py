@@ -283,12 +283,12 @@ def _migrate(
 
 
 def enable_row_security(conn: psycopg.Connection[Any], table: str, tenant_column: str) -> None:
-    """Scope every query schemawise runs (as schemawise_reader) to the caller's tenant, with
-    Postgres row-level security: a RESTRICTIVE policy for that role only, and a permissive
-    one for everyone else so that other applications see the table as before. The tenant is
-    set per run (`SET LOCAL schemawise.tenant`) from the caller's identity; without it the
-    reader sees no rows at all."""
-    from schemawise.db.roles import READER_ROLE
+    """Scope every query schemawise runs to the caller's tenant, with Postgres row-level
+    security: a RESTRICTIVE policy for the readers' group only, and a permissive one for
+    everyone else so that other applications see the table as before. The tenant is the one
+    of the role the run logs in as (`schemawise.current_tenant()`, db/tenancy.py), which SQL
+    text cannot change; the plain reader, bound to no tenant, sees no rows at all."""
+    from schemawise.db.tenancy import READERS_GROUP
 
     schema, name = table.split(".", 1)
     ref = pgsql.Identifier(schema, name)
@@ -301,8 +301,8 @@ def enable_row_security(conn: psycopg.Connection[Any], table: str, tenant_column
     conn.execute(
         pgsql.SQL(
             "CREATE POLICY sw_tenant_only ON {} AS RESTRICTIVE FOR SELECT TO {} "
-            "USING ({}::text = current_setting('schemawise.tenant', true))"
-        ).format(ref, pgsql.Identifier(READER_ROLE), pgsql.Identifier(tenant_column))
+            "USING ({}::text = schemawise.current_tenant())"
+        ).format(ref, pgsql.Identifier(READERS_GROUP), pgsql.Identifier(tenant_column))
     )
 
 

