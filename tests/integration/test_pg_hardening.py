@@ -3,6 +3,7 @@ query through: revoked functions, tenancy by login role, and the deadline's watc
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -35,7 +36,8 @@ def tenant_table(embedded_url: str) -> str:
         conn.execute("CREATE SCHEMA hardening")
         conn.execute(f"CREATE TABLE {TENANT_TABLE} (id int PRIMARY KEY, tenant int, body text)")
         conn.execute(
-            f"INSERT INTO {TENANT_TABLE} SELECT g, g % 3, 'note ' || g FROM generate_series(1, 30) g"
+            f"INSERT INTO {TENANT_TABLE} "
+            "SELECT g, g % 3, 'note ' || g FROM generate_series(1, 30) g"
         )
     ensure_reader_role(embedded_url)  # grants on the new schema
     with psycopg.connect(embedded_url, autocommit=True) as conn:
@@ -94,10 +96,8 @@ def _visible_tenants(url: str, setup: list[str]) -> set[int]:
     """Which tenants' rows a session sees after running `setup` as arbitrary SQL text."""
     with psycopg.connect(url, autocommit=True) as conn:
         for statement in setup:
-            try:
+            with contextlib.suppress(psycopg.Error):
                 conn.execute(statement)
-            except psycopg.Error:
-                pass
         try:
             rows = conn.execute(f"SELECT DISTINCT tenant FROM {TENANT_TABLE}").fetchall()
         except psycopg.errors.InsufficientPrivilege:
@@ -123,7 +123,7 @@ ESCAPES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("setup", ESCAPES, ids=lambda s: (s[0][:40] if s else "plain"))
+@pytest.mark.parametrize("setup", ESCAPES, ids=lambda s: s[0][:40] if s else "plain")
 def test_a_tenant_role_sees_only_its_rows_whatever_sql_text_it_runs(
     embedded_url: str, tenant_table: str, setup: list[str]
 ) -> None:
@@ -168,10 +168,12 @@ def test_the_deadline_holds_when_sql_text_switched_the_timeout_off(
     """As if SQL text had run `set_config('statement_timeout', '0')`: the watchdog still
     cancels at the deadline, and no backend outlives the run."""
     started = time.monotonic()
-    with pytest.raises(GuardedQueryError) as caught:
-        with PostgresSession(reader, Limits(), Deadline.after(1.5)) as session:
-            session.conn.execute("SET LOCAL statement_timeout = 0")
-            session.execute("SELECT pg_sleep(30)")
+    with (
+        pytest.raises(GuardedQueryError) as caught,
+        PostgresSession(reader, Limits(), Deadline.after(1.5)) as session,
+    ):
+        session.conn.execute("SET LOCAL statement_timeout = 0")
+        session.execute("SELECT pg_sleep(30)")
     elapsed = time.monotonic() - started
     assert caught.value.kind == TIMEOUT
     assert elapsed < 1.5 + 2
@@ -184,13 +186,15 @@ def test_a_backend_deaf_to_cancel_is_terminated_by_the_supervisor(
     """A cancel the query ignores (here: the cancel request goes nowhere because the backend
     pid is hidden from it — simulated by blocking cancel_safe) is followed by termination."""
     started = time.monotonic()
-    with pytest.raises(GuardedQueryError) as caught:
-        with PostgresSession(
+    with (
+        pytest.raises(GuardedQueryError) as caught,
+        PostgresSession(
             reader, Limits(), Deadline.after(1.0), supervisor_url=embedded_url
-        ) as session:
-            session.conn.execute("SET LOCAL statement_timeout = 0")
-            session.conn.cancel_safe = lambda timeout=0: None  # type: ignore[method-assign]
-            session.execute("SELECT pg_sleep(30)")
+        ) as session,
+    ):
+        session.conn.execute("SET LOCAL statement_timeout = 0")
+        session.conn.cancel_safe = lambda timeout=0: None  # type: ignore[method-assign]
+        session.execute("SELECT pg_sleep(30)")
     assert caught.value.kind == TIMEOUT
     assert time.monotonic() - started < 1.0 + 3
     assert _wait_for_no_backends(embedded_url, "schemawise_reader") == 0
