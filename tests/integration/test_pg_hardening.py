@@ -229,3 +229,30 @@ def test_wal_is_not_written_by_a_read_only_run(embedded_url: str, reader: str) -
     with psycopg.connect(embedded_url, autocommit=True) as conn:
         written = conn.execute("SELECT pg_current_wal_lsn() - %s::pg_lsn", before).fetchone()
     assert written is not None and int(written[0]) < 1_000_000
+
+
+def test_doctor_reports_each_missing_revocation_with_its_fix(embedded_url: str) -> None:
+    """A database schemawise never hardened: doctor names each function PUBLIC may still
+    execute and the statement that fixes it; running the statements clears the findings. A
+    row-security policy keyed on a setting is a danger."""
+    from schemawise.db.roles import inspect_role
+
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS doctor_probe")
+        conn.execute("CREATE DATABASE doctor_probe")
+    probe = embedded_url.replace("/schemawise?", "/doctor_probe?")
+    if probe == embedded_url:
+        pytest.skip(f"cannot name another database in {embedded_url}")
+    with psycopg.connect(probe, autocommit=True) as conn:
+        conn.execute("CREATE TABLE t (tenant text)")
+        conn.execute("ALTER TABLE t ENABLE ROW LEVEL SECURITY")
+        conn.execute("CREATE POLICY p ON t USING (tenant = current_setting('app.tenant'))")
+    findings = inspect_role(probe)
+    fixes = [f.fix for f in findings if f.check == "revocation"]
+    assert any("ts_stat" in fix for fix in fixes) and any("set_config" in fix for fix in fixes)
+    assert any(f.check == "row_security" and f.severity == "danger" for f in findings)
+    with psycopg.connect(probe, autocommit=True) as conn:
+        for fix in fixes:
+            conn.execute(fix.split(" -- ")[0])
+        conn.execute("DROP POLICY p ON t")
+    assert not [f for f in inspect_role(probe) if f.check in ("revocation", "row_security")]

@@ -485,3 +485,19 @@ def test_changing_the_model_re_embeds_through_the_outbox(
         server.shutdown()
         server.server_close()
         enable("embedded", TABLE, ["title", "description"], "owner_id")  # back to the default
+
+
+def test_sw_match_keeps_the_callers_percent_signs(rows_db: str) -> None:
+    """With parameters bound, a bare `%` would be read as a placeholder: LIKE and modulo in
+    the caller's text must still mean what they say."""
+    from schemawise.runner import run_checked
+
+    drain(rows_db)
+    sql = (
+        "SELECT a.assignment_id FROM recruiting.assignments a WHERE a.title LIKE '%%' "
+        "AND a.assignment_id % 2 = 0 AND sw_match('recruiting.assignments', 'oncology', 5)"
+    )
+    outcome = run_checked("embedded", sql, tenant=1)
+    assert outcome.ok, outcome.to_dict()
+    assert outcome.result is not None and outcome.result.rows
+    assert all(row[0] % 2 == 0 for row in outcome.result.rows)

@@ -89,3 +89,34 @@ def test_sw_match_spans_and_arguments() -> None:
     assert _calls("SELECT 'sw_match(' FROM t") == []  # inside a string: not a call
     with pytest.raises(Exception, match="literal"):
         _arguments("sw_match(a.col, 'x')")
+
+
+def test_sw_match_spans_nest_and_skip_other_calls() -> None:
+    sql = "SELECT 1 WHERE sw_match('t', 'a (b)') AND lower(x) = 'y' AND sw_match('u', 'c')"
+    spans = _calls(sql)
+    assert [sql[a:b] for a, b in spans] == ["sw_match('t', 'a (b)')", "sw_match('u', 'c')"]
+
+
+def test_too_many_sw_match_calls_are_refused_before_any_work() -> None:
+    """The attack: 1,000 calls in 26 KB kept the old quadratic rewrite busy past 120 s. The
+    scan is one pass over the tokens, and the cap refuses them before any search is built."""
+    import time
+
+    from schemawise.errors import SchemawiseError
+    from schemawise.rows.inline import MAX_CALLS
+
+    sql = "SELECT 1 WHERE " + " OR ".join(["sw_match('t', 'x')"] * 1000)
+    started = time.monotonic()
+    with pytest.raises(SchemawiseError, match=f"at most {MAX_CALLS}"):
+        _calls(sql)
+    assert time.monotonic() - started < 10  # a safety bound, far above the expected time
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [("a LIKE 'x%'", "a LIKE 'x%%'"), ("n % 2 = 0", "n %% 2 = 0"), ("plain", "plain")],
+)
+def test_the_callers_percent_signs_survive_bound_parameters(text: str, escaped: str) -> None:
+    from schemawise.rows.inline import _escape_percent
+
+    assert _escape_percent(text) == escaped

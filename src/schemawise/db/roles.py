@@ -224,8 +224,41 @@ def inspect_role(url: str) -> list[Finding]:
                     f"ALTER ROLE {name} SET statement_timeout = '60s';",
                 )
             )
+        findings.extend(_database_findings(conn))
     if not findings:
         findings.append(Finding("ok", "role", "The role is a non-superuser without write access."))
+    return findings
+
+
+def _database_findings(conn: psycopg.Connection[Any]) -> list[Finding]:
+    """What the database grants every role: functions PUBLIC may still execute, and
+    row-level security keyed on a setting that SQL text can rewrite."""
+    from schemawise.db.hardening import missing_revocations
+
+    findings = [
+        Finding(
+            "warning",
+            "revocation",
+            f"PUBLIC may execute {r.function}: {r.reason}.",
+            r.statement + " -- as the owner; GRANT it back to roles that need it",
+        )
+        for r in missing_revocations(conn)
+    ]
+    settable = conn.execute(
+        "SELECT schemaname, tablename, policyname FROM pg_policies "
+        "WHERE qual ILIKE '%current_setting%' ORDER BY 1, 2, 3"
+    ).fetchall()
+    for schema, table, policy in settable:
+        findings.append(
+            Finding(
+                "danger",
+                "row_security",
+                f"Policy {policy} on {schema}.{table} reads a setting (current_setting): SQL "
+                "text that reaches set_config rewrites it, so it is not a tenant boundary.",
+                "Key the policy on the login role instead: `schemawise rows enable … "
+                "--row-security` writes one on schemawise.current_tenant().",
+            )
+        )
     return findings
 
 

@@ -10,6 +10,7 @@ becomes `… AND a.assignment_id IN (SELECT key FROM (<hybrid search>) sw_1)`. O
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,9 @@ from schemawise.rows.config import load_config, qualified
 from schemawise.rows.search import SearchSettings, _filters, search_sql
 
 FUNCTION = "sw_match"
+# Each call becomes a hybrid search subquery: a handful is plenty for one question, and the cap
+# bounds the work done before the deadline starts counting.
+MAX_CALLS = 8
 
 
 @dataclass
@@ -41,22 +45,28 @@ def has_sw_match(sql: str) -> bool:
 
 
 def _calls(sql: str) -> list[tuple[int, int]]:
-    """(start, end) character spans of each `sw_match( … )` call in the text."""
+    """(start, end) character spans of each `sw_match( … )` call in the text, in one pass
+    over the tokens (a stack of open parentheses), refusing more than MAX_CALLS."""
     tokens = sqlglot.tokenize(sql, read="postgres")
     spans = []
+    open_calls: list[tuple[int, int]] = []  # (depth at which the call's parenthesis opened, start)
+    depth = 0
     for i, token in enumerate(tokens):
-        if token.text.lower() != FUNCTION or i + 1 >= len(tokens):
-            continue
-        if tokens[i + 1].token_type != TokenType.L_PAREN:
-            continue
-        depth = 0
-        for closing in tokens[i + 1 :]:
-            depth += closing.token_type == TokenType.L_PAREN
-            depth -= closing.token_type == TokenType.R_PAREN
-            if depth == 0:
-                spans.append((token.start, closing.end + 1))
-                break
-    return spans
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+            previous = tokens[i - 1] if i else None
+            if previous is not None and previous.text.lower() == FUNCTION:
+                open_calls.append((depth, previous.start))
+        elif token.token_type == TokenType.R_PAREN:
+            if open_calls and open_calls[-1][0] == depth:
+                spans.append((open_calls.pop()[1], token.end + 1))
+            depth -= 1
+    if len(spans) > MAX_CALLS:
+        raise SchemawiseError(
+            f"The query calls {FUNCTION} {len(spans)} times; at most {MAX_CALLS} are allowed.",
+            "Search once per table and reuse the result (a CTE).",
+        )
+    return sorted(spans)
 
 
 def _arguments(call: str) -> tuple[str, str, int | None]:
@@ -76,8 +86,7 @@ def _arguments(call: str) -> tuple[str, str, int | None]:
     return args[0].name, args[1].name, k
 
 
-def _alias_for(sql: str, table: str) -> str:
-    tree = sqlglot.parse_one(sql, read="postgres")
+def _alias_for(tree: exp.Expr, table: str) -> str:
     found = [
         t.alias_or_name
         for t in tree.find_all(exp.Table)
@@ -91,6 +100,17 @@ def _alias_for(sql: str, table: str) -> str:
     return found[0]
 
 
+_PLACEHOLDER = re.compile(r"%\((sw\d+_\w+)\)s")
+
+
+def _inline(text: str, values: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+
+
+def _escape_percent(text: str) -> str:
+    return text.replace("%", "%%")
+
+
 def rewrite(conn: psycopg.Connection[Any], sql: str, *, tenant: Any = None) -> Rewritten:
     """Replace every sw_match call; the tenant comes from the caller, never from the text."""
     spans = _calls(sql)
@@ -100,10 +120,10 @@ def rewrite(conn: psycopg.Connection[Any], sql: str, *, tenant: Any = None) -> R
     literal_pieces: list[str] = []
     params: dict[str, Any] = {}
     cursor = 0
+    tree = sqlglot.parse_one(sql, read="postgres")  # once: the calls share it
     for number, (start, end) in enumerate(spans, 1):
         table_arg, text, k = _arguments(sql[start:end])
-        alias = _alias_for(sql, table_arg)
-        tree = sqlglot.parse_one(sql, read="postgres")
+        alias = _alias_for(tree, table_arg)
         table_name = next(
             qualified(".".join(p for p in (t.db, t.name) if p))
             for t in tree.find_all(exp.Table)
@@ -137,13 +157,15 @@ def rewrite(conn: psycopg.Connection[Any], sql: str, *, tenant: Any = None) -> R
             f"{pgsql.Identifier(alias).as_string(conn)}.{config.key().as_string(conn)} IN "
             f"(SELECT key FROM ({rendered}) AS sw_{number})"
         )
-        literal = subquery
-        for key, value in named.items():
-            literal = literal.replace(f"%({key})s", pgsql.Literal(value).as_string(conn))
-        pieces.append(sql[cursor:start] + subquery)
+        # One pass, so that a searched text which itself reads like a placeholder stays text.
+        inlined = {key: pgsql.Literal(value).as_string(conn) for key, value in named.items()}
+        literal = _inline(subquery, inlined)
+        # The caller's own `%` (LIKE 'a%', modulo) must reach the server as written: with
+        # parameters bound, psycopg reads a bare `%` as a placeholder.
+        pieces.append(_escape_percent(sql[cursor:start]) + subquery)
         literal_pieces.append(sql[cursor:start] + literal)
         params.update(named)
         cursor = end
-    pieces.append(sql[cursor:])
+    pieces.append(_escape_percent(sql[cursor:]))
     literal_pieces.append(sql[cursor:])
     return Rewritten("".join(pieces), params, "".join(literal_pieces), len(spans))
