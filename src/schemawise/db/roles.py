@@ -34,14 +34,14 @@ def ensure_reader_role(admin_url: str) -> str:
     from schemawise.db.tenancy import READERS_GROUP, ensure_tenancy_objects
 
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        schemas = tuple(
-            str(r[0])
-            for r in conn.execute(
-                f"SELECT nspname FROM pg_namespace WHERE nspname NOT IN {_SYSTEM} "
-                "AND nspname NOT LIKE 'pg\\_%' ORDER BY 1"
-            ).fetchall()
-        )
-        if (admin_url, schemas) in _prepared:
+        found = conn.execute(
+            f"SELECT nspname, oid::text FROM pg_namespace WHERE nspname NOT IN {_SYSTEM} "
+            "AND nspname NOT LIKE 'pg\\_%' ORDER BY 1"
+        ).fetchall()
+        schemas = tuple(str(r[0]) for r in found)
+        # Keyed by oid too: a schema dropped and created again has lost its default privileges.
+        key = (admin_url, tuple(f"{name}:{oid}" for name, oid in found))
+        if key in _prepared:
             return with_user(admin_url, READER_ROLE)
         # Concurrent runs would race on GRANT ("tuple concurrently updated"): one at a time.
         with conn.transaction():
@@ -89,7 +89,7 @@ def ensure_reader_role(admin_url: str) -> str:
                 )
             ensure_tenancy_objects(conn)
             revoke_dangerous_functions(conn)
-        _prepared.add((admin_url, schemas))
+        _prepared.add(key)
     return with_user(admin_url, READER_ROLE)
 
 
