@@ -63,6 +63,9 @@ def types(sql: str, **kwargs) -> tuple[list[str], list[str]]:  # type: ignore[no
         "SELECT count(*) FROM orders, (SELECT avg(amt) AS m FROM orders) s WHERE amt > s.m",
         "SELECT r.name, count(DISTINCT o.order_id) FROM orders o JOIN shipments s "
         "ON s.order_id = o.order_id JOIN regions r ON r.region_id = s.region_id GROUP BY r.name",
+        # A correlated subquery that compares two outer tables joins them.
+        "SELECT 1 FROM orders o JOIN customers c WHERE EXISTS (SELECT 1 FROM refunds r "
+        "WHERE r.order_id = o.order_id AND o.customer_id = c.customer_id)",
     ],
 )
 def test_correct_queries_have_no_errors(sql: str) -> None:
@@ -84,6 +87,9 @@ def test_correct_queries_have_no_errors(sql: str) -> None:
         ("SELECT 1 FROM orders o, customers c", "cartesian_join"),
         ("SELECT 1 FROM orders o JOIN customers c ON o.order_id = o.customer_id", "cartesian_join"),
         ("SELECT 1; SELECT 2", "unsafe_statement"),
+        # The subquery's own o and c (its join) say nothing of the outer o and c.
+        ("SELECT o.amt FROM orders o JOIN customers c WHERE o.amt > (SELECT avg(o.amt) "
+         "FROM orders o JOIN customers c ON c.customer_id = o.customer_id)", "cartesian_join"),
     ],
 )  # fmt: skip
 def test_defects_are_errors(sql: str, expected: str) -> None:

@@ -1,12 +1,15 @@
 """Mutation operators: each turns a correct query into one with a known defect, so that the
 validator's detection can be measured per kind of defect. Each returns None when it does not
-apply to the query (e.g. no join to break)."""
+apply to the query (e.g. no join to break), and Skipped when it applies but every mutant it
+could make would lack the defect (e.g. mean the same as the gold query)."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
+import networkx as nx
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -14,7 +17,17 @@ from schemawise.graph.model import SchemaGraph
 from schemawise.validate.joins import analyse
 from schemawise.validate.resolve import find_table, resolve
 
-Mutation = Callable[[exp.Expression, SchemaGraph, random.Random], str | None]
+
+@dataclass(frozen=True)
+class Skipped:
+    """The operator found something to change, but no change it could make has the defect it
+    stands for (e.g. the mutant would mean the same as the gold query)."""
+
+    reason: str
+
+
+# A mutant, a reason the operator made none, or None when it does not apply at all.
+Mutation = Callable[[exp.Expression, SchemaGraph, random.Random], str | Skipped | None]
 
 # The error type each operator must produce to count as caught.
 EXPECTED = {
@@ -36,25 +49,100 @@ def _render(tree: exp.Expression, dialect: str) -> str | None:
         return None
 
 
-def drop_join_predicate(tree: exp.Expression, graph: SchemaGraph, rng: random.Random) -> str | None:
-    """Remove the ON clause of a join whose tables nothing else links."""
-    copy = tree.copy()
+# Why drop_join_predicate leaves a join alone.
+NO_CONDITION = "no_condition"  # `ON TRUE`: sqlglot's reading of `a JOIN b JOIN c ON …`
+STILL_LINKED = "still_linked"  # another predicate still joins the table: no cartesian product
+
+
+def _sources(select: exp.Select) -> set[str]:
+    """Aliases the SELECT's own FROM and JOINs define."""
+    from_ = select.args.get("from_")
+    items = [from_.this] if from_ is not None else []
+    items += [j.this for j in select.args.get("joins") or []]
+    return {i.alias_or_name for i in items if i.alias_or_name}
+
+
+def _referenced(node: exp.Expr, select: exp.Select, aliases: set[str]) -> set[str]:
+    """Aliases of `select` that `node` references, including from correlated subqueries but
+    not where a subquery defines the same alias for itself (`T1` inside and outside)."""
+    found = set()
+    for column in node.find_all(exp.Column):
+        if column.table not in aliases:
+            continue
+        owner = column.find_ancestor(exp.Select)
+        while owner is not None and owner is not select and column.table not in _sources(owner):
+            owner = owner.find_ancestor(exp.Select)
+        if owner is select:
+            found.add(column.table)
+    return found
+
+
+def _conjuncts(predicate: exp.Expr) -> list[exp.Expr]:
+    inner = predicate.unnest()
+    if isinstance(inner, exp.And):
+        return _conjuncts(inner.left) + _conjuncts(inner.right)
+    return [inner]
+
+
+def _groups(select: exp.Select, without: exp.Join | None = None) -> int:
+    """How many groups of sources the predicates of `select` tie together, leaving out the
+    ON of `without`. Any predicate naming two sources counts as a tie (a filter written as an
+    OR too): erring that way skips a mutant rather than counting a harmless one as missed."""
+    aliases = _sources(select)
+    predicates: list[exp.Expr] = []
+    for join in select.args.get("joins") or []:
+        if join is not without and join.args.get("on") is not None:
+            predicates.append(join.args["on"])
+    for clause in ("where", "having"):
+        if select.args.get(clause) is not None:
+            predicates.append(select.args[clause].this)
+    graph = nx.Graph()
+    graph.add_nodes_from(aliases)
+    for predicate in predicates:
+        for conjunct in _conjuncts(predicate):
+            touched = sorted(_referenced(conjunct, select, aliases))
+            graph.add_edges_from((touched[0], other) for other in touched[1:])
+    return int(nx.number_connected_components(graph))
+
+
+def _drop_refusal(join: exp.Join) -> str | None:
+    condition = join.args.get("on")
+    if isinstance(condition, exp.Boolean) and condition.this is True:
+        return NO_CONDITION
+    select = join.parent
+    # Compared with the gold's own groups: a one-row derived table the gold already leaves
+    # unjoined is not this join's doing.
+    if isinstance(select, exp.Select) and _groups(select, join) == _groups(select):
+        return STILL_LINKED
+    return None
+
+
+def drop_join_predicate(
+    tree: exp.Expression, graph: SchemaGraph, rng: random.Random
+) -> str | Skipped | None:
+    """Remove the ON clause of a join, when that leaves its table joined to nothing."""
+    resolution = resolve(tree, graph)
+    if resolution.tree is None or resolution.problems:
+        return None
+    # The qualified copy: USING is written out as ON there, and every column names its table.
+    qualified = resolution.tree
     # Base tables only: a cross join with a one-row derived table is harmless, not a defect.
     joins = [
         j
-        for j in copy.find_all(exp.Join)
+        for j in qualified.find_all(exp.Join)
         if j.args.get("on") is not None and isinstance(j.this, exp.Table)
     ]
+    if not joins:
+        return None
     rng.shuffle(joins)
+    refusals = set()
     for join in joins:
-        select = join.parent
-        where = select.args.get("where") if isinstance(select, exp.Select) else None
-        alias = join.alias_or_name
-        if where is not None and any(c.table == alias for c in where.find_all(exp.Column)):
-            continue
-        join.set("on", None)
-        return _render(copy, graph.dialect)
-    return None
+        refusal = _drop_refusal(join)
+        if refusal is None:
+            join.set("on", None)
+            return _render(qualified, graph.dialect)
+        refusals.add(refusal)
+    return Skipped(", ".join(sorted(refusals)))
 
 
 def wrong_join_key(tree: exp.Expression, graph: SchemaGraph, rng: random.Random) -> str | None:
@@ -88,7 +176,11 @@ def wrong_join_key(tree: exp.Expression, graph: SchemaGraph, rng: random.Random)
         if not options:
             continue
         replacement = rng.choice(options)
-        for eq in qualified.find_all(exp.EQ):
+        select = facts.scope.expression
+        # The pair's own SELECT only: a subquery may reuse the aliases for other tables.
+        for eq in select.find_all(exp.EQ):
+            if eq.find_ancestor(exp.Select) is not select:
+                continue
             sides = [s for s in (eq.left, eq.right) if isinstance(s, exp.Column)]
             if len(sides) == 2 and {(s.table, s.name.lower()) for s in sides} == {
                 (pair.left_alias, pair.left_column.lower()),

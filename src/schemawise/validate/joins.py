@@ -45,12 +45,32 @@ def _conjuncts(condition: exp.Expr | None) -> list[exp.Expr]:
     return [condition]
 
 
-def _aliases(node: exp.Expr, known: set[str]) -> set[str]:
-    """Aliases of this scope a predicate references (not those of nested subqueries)."""
+def _defines(select: exp.Select, alias: str) -> bool:
+    from_ = select.args.get("from_")
+    items = [from_.this] if from_ is not None else []
+    items += [j.this for j in select.args.get("joins") or []]
+    return any(i.alias_or_name == alias for i in items)
+
+
+def _shadowed(column: exp.Column, predicate: exp.Expr) -> bool:
+    """Whether a SELECT nested in `predicate` defines the column's alias for itself, as BIRD's
+    `… > (SELECT … FROM schools AS t1 JOIN frpm AS t2 …)` does with the outer t1 and t2."""
+    ancestor = column.parent
+    while ancestor is not None and ancestor is not predicate:
+        if isinstance(ancestor, exp.Select) and _defines(ancestor, column.table):
+            return True
+        ancestor = ancestor.parent
+    return False
+
+
+def _aliases(node: exp.Expr, known: set[str], predicate: exp.Expr) -> set[str]:
+    """Aliases of this scope that `node`, a part of `predicate`, references directly or from
+    a correlated subquery; not a subquery's own sources that reuse an outer alias's name."""
     found = set()
     for column in node.find_all(exp.Column):
-        if column.table in known:
-            found.add(column.table)
+        table = column.table
+        if table in known and table not in found and not _shadowed(column, predicate):
+            found.add(table)
     return found
 
 
@@ -70,12 +90,12 @@ def _links(predicate: exp.Expr, known: set[str]) -> list[set[str]]:
             parts = [node.this, *node.expressions, node.args.get("query")]
         else:
             parts = [node.args.get("this"), node.args.get("expression")]
-        sides = [_aliases(p, known) for p in parts if p is not None]
+        sides = [_aliases(p, known, predicate) for p in parts if p is not None]
         touched = set().union(*sides) if sides else set()
         if len([s for s in sides if s]) >= 2 and len(touched) >= 2:
             links.append(touched)
     for sub in predicate.find_all(exp.Exists, exp.Subquery):
-        touched = _aliases(sub, known)
+        touched = _aliases(sub, known, predicate)
         if len(touched) >= 2:
             links.append(touched)
     return links
