@@ -14,10 +14,12 @@ from schemawise.bench.mutations import (
     STILL_LINKED,
     Skipped,
     drop_join_predicate,
+    misspell_table,
     wrong_join_key,
 )
+from schemawise.graph.model import SchemaGraph
 from schemawise.validate.check import check_sql
-from tests.unit.test_check import GRAPH
+from tests.unit.test_check import GRAPH, table
 
 SEEDS = range(12)
 
@@ -85,3 +87,12 @@ def test_wrong_key_stays_in_the_pairs_own_select() -> None:
         mutant = wrong_join_key(parse(sql), GRAPH, random.Random(seed))
         assert isinstance(mutant, str)
         assert error_types(mutant) == {"wrong_join_key"}, mutant
+
+
+def test_misspelt_table_is_never_a_keyword() -> None:
+    # Spider's network_1 has a table Likes: one deletion makes it the keyword LIKE.
+    graph = SchemaGraph(dialect="sqlite", tables=[table("Likes", ["id"], "id", "liked_id")])
+    for seed in SEEDS:
+        mutant = misspell_table(parse("SELECT id FROM Likes"), graph, random.Random(seed))
+        assert isinstance(mutant, str)
+        assert [p.type for p in check_sql(mutant, graph).errors] == ["unknown_table"], mutant

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import networkx as nx
+import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -223,6 +224,17 @@ def move_column(tree: exp.Expression, graph: SchemaGraph, rng: random.Random) ->
     return None
 
 
+def _is_name(word: str, dialect: str) -> bool:
+    """Whether `word` reads as a table name: `Likes` misspelt as `Like` is a keyword, and the
+    mutant a syntax error rather than an unknown table."""
+    try:
+        probe = sqlglot.parse_one(f"SELECT 1 FROM {word}", read=dialect or None)
+    except SqlglotError:
+        return False
+    table = probe.find(exp.Table)
+    return table is not None and table.name == word
+
+
 def misspell_table(tree: exp.Expression, graph: SchemaGraph, rng: random.Random) -> str | None:
     copy = tree.copy()
     tables = [t for t in copy.find_all(exp.Table) if find_table(graph, t) is not None]
@@ -234,7 +246,7 @@ def misspell_table(tree: exp.Expression, graph: SchemaGraph, rng: random.Random)
         i = rng.randrange(len(name))
         misspelt = name[:i] + name[i + 1 :] if len(name) > 3 else name + "x"
         probe = exp.Table(this=exp.to_identifier(misspelt), db=table.args.get("db"))
-        if misspelt and find_table(graph, probe) is None:
+        if misspelt and find_table(graph, probe) is None and _is_name(misspelt, graph.dialect):
             alias = table.alias_or_name
             table.set("this", exp.to_identifier(misspelt))
             if not table.alias:
