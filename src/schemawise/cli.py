@@ -269,7 +269,12 @@ def run(
     fanout: FanoutOpt = "warn",
     rules: RulesOpt = None,
     tenant: Annotated[
-        str | None, typer.Option("--tenant", help="The caller's tenant, for sw_match(…).")
+        str | None,
+        typer.Option(
+            "--tenant",
+            help="The caller's tenant: the run logs in as its role (embedded) and sw_match(…) "
+            "and row security see its rows only.",
+        ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
