@@ -256,3 +256,30 @@ def test_doctor_reports_each_missing_revocation_with_its_fix(embedded_url: str) 
             conn.execute(fix.split(" -- ")[0])
         conn.execute("DROP POLICY p ON t")
     assert not [f for f in inspect_role(probe) if f.check in ("revocation", "row_security")]
+
+
+def test_the_byte_cap_bounds_client_memory(reader: str) -> None:
+    """500 rows of 1 MB against a 1 MB cap: fetched in batches sized by the rows seen, the
+    client's peak memory grows by a few MB, not by the 500 MB a fixed batch would hold. Measured
+    in a fresh process, whose peak is its own."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import resource
+        from schemawise.db.guard import Limits
+        from schemawise.db.pg_guard import run_postgres
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        result = run_postgres({reader!r},
+            "SELECT repeat('x', 1000000) FROM generate_series(1, 500)",
+            Limits(max_rows=1000, timeout_seconds=30, max_bytes=1_000_000))
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(len(result.rows), result.truncated, (after - before) // 1024)
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    rows, truncated, grown_mb = done.stdout.split()
+    assert truncated == "True" and int(rows) <= 1
+    assert int(grown_mb) < 100, done.stdout
