@@ -120,7 +120,30 @@ def test_demo_command(schemawise_home: Path, tmp_path: Path) -> None:
     assert len(lines) == 300 and set(json.loads(lines[0])) == {"user", "timestamp", "sql"}
 
 
+def _index_state(url: str) -> dict[str, object]:
+    """Row counts of every schemawise table, and the server's databases."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        tables = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'schemawise' ORDER BY 1"
+        ).fetchall()
+        state: dict[str, object] = {
+            t: conn.execute(f'SELECT count(*) FROM schemawise."{t}"').fetchone() for (t,) in tables
+        }
+        state["databases"] = conn.execute("SELECT datname FROM pg_database ORDER BY 1").fetchall()
+    return state
+
+
 def test_linking_bench_runs_the_pipeline(bench_dir: Path, schemawise_home: Path) -> None:
+    from schemawise.api import index
+    from schemawise.db.embedded import ensure_started
+
+    url = ensure_started()
+    # The user's own index holds a source, so that "left as it was" has something to compare.
+    index(f"sqlite:///{bench_dir / 'chinook' / 'chinook.sqlite'}", name="mine")
+    before = _index_state(url)
+    assert before.get("index_documents", (0,))[0] > 0  # type: ignore[index]
     result = runner.invoke(
         app,
         ["bench", "linking", "--dataset", "spider", "--data", str(bench_dir / "spider"),
@@ -137,3 +160,4 @@ def test_linking_bench_runs_the_pipeline(bench_dir: Path, schemawise_home: Path)
     assert ours["gold_column_share_mean"] < ours["keys_and_gold_share_mean"] <= 1.0
     assert 0.0 < ours["column_share_pooled"] <= 1.0
     assert set(doc["baselines_strict_table_recall"]) == {"bm25", "dense", "fused"}
+    assert _index_state(url) == before  # the benchmark left the user's index as it found it

@@ -11,8 +11,8 @@ import psycopg
 
 from schemawise.bench.check_speed import synthetic_graph
 from schemawise.bench.extract_scale import NOUNS
+from schemawise.bench.scratch import scratch_database
 from schemawise.bench.timing import percentiles
-from schemawise.db.embedded import ensure_started
 from schemawise.index import store
 from schemawise.index.cards import documents
 from schemawise.index.embed import get_embedder
@@ -26,10 +26,8 @@ def run(
     graph = synthetic_graph(tables)
     source = f"synthetic/{tables}"
     embedder = get_embedder()
-    url = ensure_started()
-    with psycopg.connect(url) as conn:
+    with scratch_database("context_speed") as url, psycopg.connect(url) as conn:
         store.ensure_schema(conn, embedder.dim)
-        store.remove_sources(conn, source)
         say(f"indexing {tables} tables")
         started = time.perf_counter()
         docs = documents(source, graph)
@@ -48,8 +46,6 @@ def run(
             began = time.perf_counter()
             build_context(conn, question, {source: graph}, embedder, sources=[source])
             latencies.append(time.perf_counter() - began)
-        store.remove_sources(conn, source)
-        store.tidy(conn)
     return {
         "benchmark": "context-speed",
         "tables": tables,

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from schemawise.db.embedded import ensure_started
+from schemawise.bench.scratch import scratch_database
 from schemawise.db.postgres import PostgresSource
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import SchemaGraph
@@ -103,8 +103,17 @@ def _inferred(graph: SchemaGraph) -> int:
 def run(
     sizes: list[int], url: str = "embedded", progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
+    """On the embedded server the catalogs are built in a scratch database (dropped after)."""
+    if url == "embedded":
+        with scratch_database("extract") as scratch:
+            return _run(sizes, scratch, "postgres (embedded)", progress)
+    return _run(sizes, url, "postgres", progress)
+
+
+def _run(
+    sizes: list[int], target: str, label: str, progress: Callable[[str], None] | None
+) -> dict[str, Any]:
     say = progress or (lambda _: None)
-    target = ensure_started() if url == "embedded" else url
     results = []
     for size in sizes:
         schema = f"synth_{size}"
@@ -157,7 +166,7 @@ def run(
     per_table = [r["graph_with_data_checks_seconds"] / r["tables"] for r in results]
     return {
         "benchmark": "extract",
-        "database": "postgres (embedded)" if url == "embedded" else "postgres",
+        "database": label,
         "columns_per_table": COLUMNS_PER_TABLE,
         "rows_per_table": ROWS_PER_TABLE,
         "sizes": results,

@@ -21,8 +21,8 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import traverse_scope
 
+from schemawise.bench.scratch import scratch_database
 from schemawise.bench.timing import percentiles
-from schemawise.db.embedded import ensure_started
 from schemawise.db.sqlite import SQLiteSource
 from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
 from schemawise.enrich.metadata import Metadata
@@ -189,9 +189,25 @@ def run(
     baselines: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
+    """The benchmark's documents live in a scratch database: the user's index is untouched."""
+    with scratch_database(f"linking_{dataset}") as url:
+        return _run(
+            url, dataset, data, union=union, limit=limit, baselines=baselines, progress=progress
+        )
+
+
+def _run(
+    url: str,
+    dataset: BenchDataset,
+    data: Path,
+    *,
+    union: bool = False,
+    limit: int | None = None,
+    baselines: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     say = progress or (lambda _: None)
     embedder = get_embedder()
-    url = ensure_started()
     say("reading databases")
     if dataset == "spider2":
         databases, cases, skipped = _spider2(data, limit)
@@ -201,8 +217,6 @@ def run(
     started = time.perf_counter()
     with psycopg.connect(url) as conn:
         store.ensure_schema(conn, embedder.dim)
-        store.remove_sources(conn, f"{dataset}/%")
-        store.tidy(conn)
         say("indexing")
         indexed = 0
         for db_id, database in databases.items():

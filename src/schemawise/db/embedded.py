@@ -70,6 +70,14 @@ def _url(socket_dir: str, database: str = DATABASE) -> str:
     return f"postgresql://postgres@/{database}?host={socket_dir}"
 
 
+def database_url(url: str, database: str) -> str:
+    """The URL of another database of the same embedded server."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + database))
+
+
 def status() -> EmbeddedStatus:
     data_dir = embedded_data_dir()
     live = _postmaster(data_dir)
