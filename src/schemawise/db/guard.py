@@ -175,3 +175,6 @@ def fetch_capped(
             if not collector.add(row):
                 break
     return collector.rows, collector.truncated, collector.reason
+
+
+from schemawise.db.sandbox import explain_duckdb, explain_sqlite, run_duckdb, run_sqlite  # noqa: E402, F401
