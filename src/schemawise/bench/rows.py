@@ -264,11 +264,14 @@ def _freshness(url: str, changes: int = 1000) -> dict[str, Any]:
                         (key, f"Fresh posting {key}: chemotherapy day unit."),
                     )
                     ids.append(key)
+                # Rows not changed before: a row updated twice would count as one change (the
+                # watcher keys changes by row), which is how 1,000 changes once showed as 999.
                 updated = conn.execute(
                     "UPDATE recruiting.assignments SET description = description || ' Updated.' "
                     "WHERE assignment_id IN (SELECT assignment_id FROM recruiting.assignments "
-                    "WHERE assignment_id < %s ORDER BY random() LIMIT 25) RETURNING assignment_id",
-                    (next_id,),
+                    "WHERE assignment_id < %s AND NOT assignment_id = ANY(%s) "
+                    "ORDER BY random() LIMIT 25) RETURNING assignment_id",
+                    (next_id, list(committed)),
                 ).fetchall()
                 ids += [u[0] for u in updated]
             now = time.perf_counter()
