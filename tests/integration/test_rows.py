@@ -512,3 +512,36 @@ def test_the_freshness_benchmark_counts_every_change(rows_db: str) -> None:
     report = _freshness(rows_db, changes=200)
     assert report["changes"] == 200
     assert report["searchable"] == 200
+
+
+def test_a_stop_word_the_user_typed_finds_the_rows_that_hold_it(embedded_url: str) -> None:
+    """English text search drops "you": the words as written are indexed beside the stems,
+    so a search for "you" within a tenant finds every row of it whose text holds the word."""
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS stopwords CASCADE")
+        conn.execute("CREATE SCHEMA stopwords")
+        conn.execute("CREATE TABLE stopwords.tracks (id int PRIMARY KEY, genre int, name text)")
+        conn.execute(
+            "INSERT INTO stopwords.tracks SELECT g, g % 3, CASE WHEN g % 4 = 0 "
+            "THEN 'All You Need Is ' || g ELSE 'Night Fever ' || g END "
+            "FROM generate_series(1, 60) g"
+        )
+    enable("embedded", "stopwords.tracks", ["name"], "genre")
+    with psycopg.connect(embedded_url) as conn:
+        config = load_config(conn, "stopwords.tracks")
+        expected = {
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM stopwords.tracks WHERE genre = 1 AND name ILIKE '%you%'"
+            ).fetchall()
+        }
+        for mode in ("lexical", "hybrid"):
+            every = SearchSettings(k=50, mode=mode, use_threshold=False)
+            found = search(conn, config, "you", tenant=1, settings=every)
+            keys = {r["key"] for r in found.rows}
+            assert expected <= keys, (mode, expected - keys)
+        # Stemming still works beside it: "needs" finds "Need".
+        lexical = SearchSettings(k=50, mode="lexical", use_threshold=False)
+        found = search(conn, config, "needs", tenant=1, settings=lexical)
+        assert {r["key"] for r in found.rows} == expected
+    disable("embedded", "stopwords.tracks")

@@ -193,7 +193,7 @@ def _migrate(
         # A new model or new text: the old vectors mean nothing; re-embed through the outbox.
         conn.execute(pgsql.SQL("ALTER TABLE {} DROP COLUMN IF EXISTS sw_embedding").format(ref))
         conn.execute(pgsql.SQL("UPDATE {} SET sw_text_hash = NULL").format(ref))
-    if changed_text:
+    if changed_text or _tsv_lacks_simple(conn, table):
         conn.execute(pgsql.SQL("ALTER TABLE {} DROP COLUMN IF EXISTS sw_tsv").format(ref))
     conn.execute(
         pgsql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS sw_embedding {}").format(
@@ -201,11 +201,21 @@ def _migrate(
         )
     )
     conn.execute(pgsql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS sw_text_hash text").format(ref))
+    # Stemmed words weighted by column, and every word as written (the `simple` configuration,
+    # lowest weight): English drops stop words, so "you" would otherwise find no row at all.
     weighted = pgsql.SQL(" || ").join(
-        pgsql.SQL("setweight(to_tsvector('english', coalesce({}::text, '')), {})").format(
-            pgsql.Identifier(c), pgsql.Literal(WEIGHTS[min(i, 3)])
-        )
-        for i, c in enumerate(text_columns)
+        [
+            pgsql.SQL("setweight(to_tsvector('english', coalesce({}::text, '')), {})").format(
+                pgsql.Identifier(c), pgsql.Literal(WEIGHTS[min(i, 3)])
+            )
+            for i, c in enumerate(text_columns)
+        ]
+        + [
+            pgsql.SQL("setweight(to_tsvector('simple', coalesce({}::text, '')), 'D')").format(
+                pgsql.Identifier(c)
+            )
+            for c in text_columns
+        ]
     )
     conn.execute(
         pgsql.SQL(
@@ -280,6 +290,17 @@ def _migrate(
     return EnableReport(
         table, text_columns, tenant_column, model, dim, "", False, enqueued, changed_model
     )
+
+
+def _tsv_lacks_simple(conn: psycopg.Connection[Any], table: str) -> bool:
+    """An sw_tsv written by an earlier release (stemmed words only) is built again."""
+    row = conn.execute(
+        "SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a "
+        "ON a.attrelid = d.adrelid AND a.attnum = d.adnum "
+        "WHERE d.adrelid = %s::regclass AND a.attname = 'sw_tsv'",
+        (table,),
+    ).fetchone()
+    return row is not None and "'simple'" not in str(row[0])
 
 
 def enable_row_security(conn: psycopg.Connection[Any], table: str, tenant_column: str) -> None:

@@ -86,6 +86,11 @@ def _filters(
     return pgsql.SQL(" AND ").join(parts), params
 
 
+# The stemmed query, or the words as typed: a query of stop words only ("you") is empty in the
+# English configuration, and sw_tsv holds every word as written too (rows/enable.py).
+_QUERY = "(websearch_to_tsquery('english', %(text)s) || websearch_to_tsquery('simple', %(text)s))"
+
+
 def search_sql(
     config: RowsConfig,
     where: pgsql.Composable,
@@ -104,8 +109,8 @@ def search_sql(
     )
     lexical = pgsql.SQL(
         "SELECT {key} AS key, row_number() OVER (ORDER BY score DESC, {key}) AS rank FROM ("
-        "SELECT {key}, ts_rank_cd(sw_tsv, websearch_to_tsquery('english', %(text)s)) AS score "
-        "FROM {table} WHERE sw_tsv @@ websearch_to_tsquery('english', %(text)s) AND {where} "
+        "SELECT {key}, ts_rank_cd(sw_tsv, " + _QUERY + ") AS score "
+        "FROM {table} WHERE sw_tsv @@ " + _QUERY + " AND {where} "
         "ORDER BY score DESC LIMIT %(candidates)s) l"
     )
     empty = pgsql.SQL("SELECT NULL::{type} AS key, NULL::float8 AS distance, NULL::bigint AS rank "
