@@ -61,6 +61,43 @@ HOSTILE_POSTGRES = [
     "SELECT max(x) FROM (SELECT pg_cancel_backend(1) AS x) s",
     "SELECT coalesce(NULL, current_setting('data_directory'))",
     "SELECT sum(amt) FILTER (WHERE pg_reload_conf()) FROM shop.orders",
+    # found by the outside attack: SQL text and server state through functions a deny-list
+    # did not name (SECURITY.md); refused because they are not on the allow-list
+    "SELECT ts_stat('SELECT set_config(''statement_timeout'', ''0'', false)::tsvector')",
+    "SELECT * FROM ts_stat('select 1')",
+    "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery')",
+    "SELECT * FROM pg_show_all_settings()",
+    "SELECT * FROM pg_stat_get_activity(null)",
+    "SELECT * FROM pg_lock_status()",
+    "SELECT pg_stat_get_live_tuples(1)",
+    "SELECT pg_current_xact_id()",
+    "SELECT pg_logical_emit_message(false, 'x', 'y')",
+    "SELECT pg_total_relation_size('shop.orders')",
+    "SELECT age(xmin) FROM shop.orders",
+    "SELECT version()",
+    "SELECT current_user",
+    "SELECT current_schema()",
+    # a user schema's function, quoted names, qualified grammar
+    "SELECT public.lower('x')",
+    "SELECT shop.lower(name) FROM shop.customers",
+    'SELECT "public"."lower"(\'x\')',
+    "SELECT \"UPPER\"('x')",
+    'SELECT "coalesce"(1, 2)',
+    "SELECT pg_catalog.coalesce(1, 2)",
+    "SELECT \"STRING_AGG\"(name, ',') FROM shop.customers",
+    "SELECT public.string_agg(name, ',') FROM shop.customers",
+    "SELECT * FROM public.unnest(ARRAY[1])",
+    "SELECT pg_catalog.pg_sleep(1)",
+    'SELECT "pg_catalog"."pg_sleep"(1)',
+    "SELECT * FROM pg_catalog.pg_ls_dir('/')",
+    # in every position: lateral, CTE, subquery in WHERE, ORDER BY, table function in FROM
+    "SELECT * FROM shop.orders o CROSS JOIN LATERAL ts_stat('select 1') s",
+    "WITH s AS (SELECT * FROM pg_show_all_settings()) SELECT * FROM s",
+    "SELECT 1 WHERE EXISTS (SELECT 1 WHERE pg_stat_get_live_tuples(1) > 0)",
+    "SELECT 1 ORDER BY pg_current_xact_id()",
+    # the parser sees no call, the server calls one
+    "SELECT overlaps(NULL, NULL, NULL, NULL)",
+    "SELECT * FROM overlaps(NULL, NULL, NULL, NULL)",
     # encodings and tricks
     "SELECT U&'\\0064elete'",
     'SELECT * FROM U&"\\0070g_shadow"',
@@ -77,6 +114,13 @@ HOSTILE_SQLITE = [
     "ATTACH DATABASE '/tmp/new.db' AS x",
     "PRAGMA writable_schema = 1",
     "SELECT fts3_tokenizer('simple')",
+    "SELECT sqlite_version()",
+    "SELECT sqlite_compileoption_get(0)",
+    "SELECT last_insert_rowid()",
+    "SELECT * FROM pragma_table_info('orders')",
+    "SELECT randomblob(1000000000)",
+    "SELECT main.readfile('/etc/passwd')",
+    "SELECT temp.lower('x')",
     "SELECT 1; DELETE FROM orders",
     "VACUUM INTO '/tmp/copy.db'",
 ]
@@ -86,6 +130,19 @@ HOSTILE_DUCKDB = [
     "SELECT * FROM read_parquet('s3://bucket/x.parquet')",
     "SELECT * FROM glob('/etc/*')",
     "SELECT * FROM sqlite_scan('/tmp/x.db', 't')",
+    "SELECT * FROM query('select 1')",
+    "SELECT query('select 1')",
+    "SELECT * FROM query_table('t')",
+    "SELECT * FROM duckdb_settings()",
+    "SELECT * FROM duckdb_databases()",
+    "SELECT * FROM duckdb_secrets()",
+    "SELECT current_setting('threads')",
+    "SELECT getvariable('x')",
+    "SELECT json_execute_serialized_sql('{}')",
+    "SELECT nextval('s')",
+    "SELECT * FROM main.query('select 1')",
+    "SELECT \"QUERY\"('select 1')",
+    "SELECT other.lower('x')",
     "INSTALL httpfs",
     "ATTACH '/tmp/x.duckdb' AS y",
     "SET enable_external_access = true",
@@ -140,10 +197,72 @@ def test_refusal_names_the_function() -> None:
     assert problem.model_dump()["function"] == "pg_sleep"
 
 
-def test_strict_mode_allows_only_known_functions() -> None:
-    assert check_safety("SELECT my_udf(1)", "postgres").ok
-    assert not check_safety("SELECT my_udf(1)", "postgres", strict=True).ok
-    assert check_safety("SELECT upper('a'), count(*)", "postgres", strict=True).ok
+def test_functions_are_allowed_by_list_in_every_mode() -> None:
+    # The allow-list applies whether or not a caller asks for strict checking.
+    for strict in (False, True):
+        assert not check_safety("SELECT my_udf(1)", "postgres", strict=strict).ok
+        assert check_safety("SELECT upper('a'), count(*)", "postgres", strict=strict).ok
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "function"),
+    [
+        ("SELECT ts_stat('select 1')", "postgres", "ts_stat"),
+        ("SELECT public.lower('x')", "postgres", "lower"),
+        ("SELECT \"UPPER\"('x')", "postgres", "UPPER"),
+        ("SELECT * FROM query_table('t')", "duckdb", "query_table"),
+        ("SELECT readfile('/etc/passwd')", "sqlite", "readfile"),
+        ("SELECT overlaps(NULL, NULL, NULL, NULL)", "postgres", "overlaps"),
+    ],
+)
+def test_refusal_names_the_called_function(sql: str, dialect: str, function: str) -> None:
+    problems = check_safety(sql, dialect).problems
+    assert [p.type for p in problems] == ["forbidden_function"]
+    assert problems[0].model_dump()["function"] == function
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect"),
+    [
+        # the name the database calls, whatever sqlglot calls the node
+        ("SELECT strpos('abc', 'b'), position('b' IN 'abc')", "postgres"),
+        ("SELECT string_agg(name, ', ' ORDER BY name) FROM shop.customers", "postgres"),
+        ("SELECT json_agg(x), jsonb_agg(x) FROM (VALUES (1)) v(x)", "postgres"),
+        ("SELECT date_part('year', now()), extract(year FROM now())", "postgres"),
+        ("SELECT substring('abc' FROM 2), overlay('abc' PLACING 'x' FROM 2)", "postgres"),
+        ("SELECT trim(BOTH 'x' FROM 'xax'), btrim('xax', 'x'), left('ab', 1)", "postgres"),
+        ("SELECT coalesce(NULL, 1), nullif(1, 2), greatest(1, 2), least(1, 2)", "postgres"),
+        ("SELECT CAST('1' AS numeric(10, 2)), '1'::int, mod(7, 3)", "postgres"),
+        ("SELECT current_date, current_timestamp, localtimestamp, now()", "postgres"),
+        ("SELECT \"upper\"('a'), pg_catalog.lower('A'), pg_catalog.upper('a')", "postgres"),
+        ("SELECT * FROM generate_series(1, 3) g(n)", "postgres"),
+        ("SELECT * FROM unnest(ARRAY[1, 2]) WITH ORDINALITY AS u(x, i)", "postgres"),
+        (
+            "SELECT 1 = ANY(ARRAY[1, 2]), ARRAY[1] || 2, x -> 'a' FROM (SELECT '{}'::jsonb x) s",
+            "postgres",
+        ),
+        (
+            "SELECT ts_rank_cd(to_tsvector('english', 'a b'), websearch_to_tsquery('a')), "
+            "to_tsvector('a') @@ plainto_tsquery('a')",
+            "postgres",
+        ),
+        (
+            "SELECT l2_distance('[1]'::vector, '[2]'::vector), vector_dims('[1]'::vector)",
+            "postgres",
+        ),
+        ("SELECT row_number() OVER (ORDER BY 1), count(*) FILTER (WHERE true)", "postgres"),
+        ("SELECT name FROM t WHERE sw_match('t', 'healthcare')", "postgres"),
+        ("SELECT strftime('%Y', d), iif(a, 1, 2), substr(s, 1, 2) FROM t", "sqlite"),
+        ("SELECT group_concat(x, ','), julianday(d), CURRENT_TIMESTAMP FROM t", "sqlite"),
+        ("SELECT instr(a, 'x'), CAST(a AS REAL), a GLOB 'x*', a LIKE 'x%' FROM t", "sqlite"),
+        ("SELECT list_value(1, 2), date_diff('day', d, d), max(x), arg_max(a, b) FROM t", "duckdb"),
+        ("SELECT * FROM range(3), unnest([1, 2])", "duckdb"),
+        ("SELECT main.lower('A'), try_cast('1' AS int), ifnull(NULL, 1)", "duckdb"),
+    ],
+)
+def test_allowed_functions_pass(sql: str, dialect: str) -> None:
+    result = check_safety(sql, dialect)
+    assert result.ok, result.problems
 
 
 def test_second_statement_count_is_reported() -> None:

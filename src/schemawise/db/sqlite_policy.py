@@ -4,25 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
-# Built-in scalar, aggregate, window, date, math and JSON functions that only compute.
-ALLOWED_FUNCTIONS = frozenset(
-    (
-        "abs", "avg", "changes", "char", "coalesce", "concat", "concat_ws", "count",
-        "cume_dist", "date", "datetime", "dense_rank", "first_value", "format", "glob",
-        "group_concat", "hex", "ifnull", "iif", "instr", "julianday", "lag", "last_value",
-        "lead", "length", "like", "likelihood", "likely", "lower", "ltrim", "max", "min",
-        "nth_value", "ntile", "nullif", "octet_length", "percent_rank", "printf", "quote",
-        "random", "rank", "replace", "round", "row_number", "rtrim", "sign", "soundex",
-        "string_agg", "strftime", "substr", "substring", "sum", "time", "timediff", "total",
-        "trim", "typeof", "unhex", "unicode", "unixepoch", "unlikely", "upper", "acos",
-        "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "ceiling", "cos",
-        "cosh", "degrees", "exp", "floor", "ln", "log", "log10", "log2", "mod", "pi", "pow",
-        "power", "radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "json",
-        "json_array", "json_array_length", "json_extract", "json_insert", "json_object",
-        "json_patch", "json_quote", "json_remove", "json_replace", "json_set", "json_type",
-        "json_valid", "json_group_array", "json_group_object", "jsonb", "median",
-    )
-)  # fmt: skip
+from schemawise.validate.functions import allowed_functions
+
+# The same allow-list the static check reads (validate/functions/sqlite.txt), loaded once:
+# the authorizer runs for every function a statement names, so it stays a frozenset lookup.
+ALLOWED_FUNCTIONS = allowed_functions("sqlite")
 
 _ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE}
 

@@ -1,7 +1,8 @@
 """Static safety policy (SECURITY.md layers L0–L3): fail closed, refuse with a reason.
 
 Only one read-only query may pass: a SELECT, WITH … SELECT, VALUES, or a set operation of
-those, with no function that reaches files, processes, the network, session state or SQL text.
+those, calling only functions on the dialect's allow-list (validate/functions/*.txt): a
+deny-list cannot be complete (ts_stat and ts_rewrite run SQL text, DuckDB's query() too).
 This check never "fixes" a statement; the database's own guards (db/guard.py) would still hold
 if it had a bug.
 """
@@ -17,6 +18,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
+from schemawise.validate.functions import Call, refused_calls
 from schemawise.validate.problems import SqlProblem
 
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
@@ -38,32 +40,6 @@ _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
     if hasattr(exp, name)
 )  # fmt: skip
 
-# Functions refused in every dialect, by exact name or by prefix (the names end with `*`).
-_DENY_COMMON = (
-    "pg_read_file", "pg_read_binary_file", "pg_ls_*", "pg_stat_file", "lo_*", "dblink*",
-    "query_to_xml*", "cursor_to_xml*", "table_to_xml*", "schema_to_xml*", "database_to_xml*",
-    "pg_sleep*", "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf",
-    "pg_rotate_logfile", "set_config", "nextval", "setval", "currval", "lastval", "txid_*",
-    "pg_advisory_*", "pg_try_advisory_*", "pg_notify", "pg_logical_*", "pg_replication_*",
-    "pg_create_*", "pg_drop_*", "pg_switch_wal", "pg_promote", "pg_backup_*", "pg_file_*",
-    "pg_import_system_collations", "pg_stat_reset*", "pg_catalog.*", "load_extension",
-    "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_compileoption_*", "read_*",
-    "glob", "*_scan", "sniff_csv", "parquet_*", "iceberg_*", "delta_*", "http_*", "getenv",
-    "current_setting", "pg_current_logfile", "inet_server_*", "pg_postmaster_start_time",
-    "system", "shell", "exec", "execute", "eval", "xp_*", "sp_*", "sys_exec", "sys_eval",
-)  # fmt: skip
-
-
-def _matches(name: str, patterns: tuple[str, ...]) -> bool:
-    for pattern in patterns:
-        if pattern.endswith("*") and name.startswith(pattern[:-1]):
-            return True
-        if pattern.startswith("*") and name.endswith(pattern[1:]):
-            return True
-        if name == pattern:
-            return True
-    return False
-
 
 @dataclass
 class SafetyResult:
@@ -77,13 +53,6 @@ class SafetyResult:
 
 def _refuse(message: str, hint: str, **details: object) -> SafetyResult:
     return SafetyResult([SqlProblem.of("unsafe_statement", message, hint, **details)])
-
-
-def function_name(node: exp.Func) -> str:
-    """The called name, lower-case: `pg_catalog."PG_SLEEP"(1)` → pg_sleep."""
-    if isinstance(node, exp.Anonymous):
-        return str(node.name).lower()
-    return node.sql_name().lower()
 
 
 def check_input(sql: str) -> SafetyResult | None:
@@ -113,7 +82,12 @@ def check_input(sql: str) -> SafetyResult | None:
 
 
 def check_safety(sql: str, dialect: str = "postgres", *, strict: bool = False) -> SafetyResult:
-    """Refuse anything but one read-only query; return its parsed tree when it passes."""
+    """Refuse anything but one read-only query; return its parsed tree when it passes.
+
+    `strict` is kept for callers (check_sql's strict_functions): it once switched on an
+    allow-list, which now always applies, so both modes refuse the same functions.
+    """
+    del strict
     refused = check_input(sql)
     if refused:
         return refused
@@ -167,37 +141,27 @@ def check_safety(sql: str, dialect: str = "postgres", *, strict: bool = False) -
                 "Remove the locking clause.",
                 statement="FOR UPDATE",
             )
-    problems = [
-        SqlProblem.of(
-            "forbidden_function",
-            f"The function {name}() is not allowed: it reaches files, processes, the network, "
-            "session state or executes SQL text.",
-            "Remove it; only functions that compute from their arguments are allowed.",
-            function=name,
-        )
-        for name in _forbidden_functions(nodes, strict)
-    ]
+    problems = [_forbidden(call, dialect) for call in refused_calls(nodes, sql, dialect)]
     return SafetyResult(problems, tree if not problems else None)
 
 
-# Functions a strict caller allows beyond sqlglot's typed (known, side-effect free) functions.
-STRICT_ALLOWED = frozenset(
-    {"coalesce", "nullif", "greatest", "least", "strftime", "julianday", "date_part", "now"}
-)
-
-
-def _forbidden_functions(nodes: list[exp.Expr], strict: bool) -> list[str]:
-    found: list[str] = []
-    for node in nodes:
-        if not isinstance(node, exp.Func):
-            continue
-        name = function_name(node)
-        qualified = node.parent if isinstance(node.parent, exp.Dot) else None
-        if qualified is not None:
-            name = name.split(".")[-1]
-        bad = _matches(name, _DENY_COMMON) or (
-            strict and isinstance(node, exp.Anonymous) and name not in STRICT_ALLOWED
+def _forbidden(call: Call, dialect: str) -> SqlProblem:
+    if call.qualifier:
+        why = (
+            f"The function {call.display}() is not allowed: a call may name no schema but the "
+            "server's own catalogue (a user schema's function is not on any list)."
         )
-        if bad and name not in found:
-            found.append(name)
-    return found
+    else:
+        shown = f'"{call.name}"' if call.quoted else call.name
+        why = (
+            f"The function {shown}() is not on the {dialect} allow-list of functions that only "
+            "compute from their arguments (none that read settings, files, server state or "
+            "other sessions, touch sequences, lock, sleep, write or run SQL text)."
+        )
+    return SqlProblem.of(
+        "forbidden_function",
+        why,
+        "Remove it or use an allowed function (string, math, date/time, aggregate, window, "
+        "JSON, array); write its name unquoted and without a schema.",
+        function=call.name,
+    )
