@@ -5,7 +5,7 @@ SQLite checks its progress handler only between opcodes, so one function call ca
 minutes. Each run gets one child (`db/sandbox_worker.py`) with lowered resource limits; the
 parent waits on the pipe only until the deadline and then kills the child.
 
-Start method: `subprocess` running the worker file with `python -I` and an empty environment.
+Start method: `subprocess` running the worker file with `python -I -B` and an empty environment.
 Measured on this machine (p50, a child answering once): subprocess 23 ms with sqlite3, 165 ms
 with duckdb (its import); multiprocessing "spawn" and "forkserver" re-run the parent's
 `__main__` in every child (404 ms per child under a CLI-like main). A fork of the parent would
@@ -29,7 +29,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, Self
 
-from schemawise.db.sandbox_worker import EXIT_OUT_OF_MEMORY, HEADER, SandboxLimits, pack
+from schemawise.db.sandbox_worker import (
+    EXIT_OUT_OF_MEMORY,
+    HEADER,
+    MAX_MESSAGE_CHARS,
+    SandboxLimits,
+    pack,
+)
 
 __all__ = [
     "SandboxLimits",
@@ -43,7 +49,6 @@ __all__ = [
 BACKENDS = ("sqlite", "duckdb")
 WORKER = Path(__file__).with_name("sandbox_worker.py")
 MAX_REPLY_BYTES = 4 << 20  # anything but rows: a plan, column names, an error message
-MAX_MESSAGE_CHARS = 10_000  # of an engine's error message passed on
 # Signals that mean the child reached one of its own limits (CPU time, file size).
 LIMIT_SIGNALS = {signal.SIGXCPU, signal.SIGXFSZ}
 
@@ -231,7 +236,9 @@ class SandboxSession:
         # the CPU time never passes the wall time, so this ends only a child left running.
         self._cpu_seconds = int(self.deadline.remaining()) + 1 + self.sandbox.cpu_grace_seconds
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", str(WORKER)],
+            # -I: no environment variables, user site or script folder on sys.path; -B: no
+            # bytecode written (the child writes no files at all).
+            [sys.executable, "-I", "-B", str(WORKER)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -366,7 +373,7 @@ class SandboxSession:
             # A chunk's rows fit the byte cap's remainder as the child counts them; pickled,
             # text may take up to 4 bytes a character.
             budget = max(0, limits.max_bytes - collector.size)
-            reply = self._recv(4 * budget + 64 * 1024)
+            reply = self._recv(4 * budget + 64 * 1024)  # also fits an error (MAX_MESSAGE_CHARS)
             if isinstance(reply, tuple) and len(reply) == 2 and reply[0] == "rows":
                 if not isinstance(reply[1], list) or not self._collect(collector, reply[1]):
                     break  # more than the child should have sent: the parent's cap holds
@@ -385,23 +392,23 @@ class SandboxSession:
 
     def _collect(self, collector: RowCollector, rows: list[Any]) -> bool:
         for row in rows:
-            if not isinstance(row, list | tuple) or not collector.add(row):
-                # The child sent a row past a cap (or not a row): stop reading, end the child.
-                collector.truncated = True
-                collector.reason = collector.reason or "the worker sent an invalid row"
+            if not isinstance(row, list | tuple):
+                self._broken("a row that is not a sequence")
+            if not collector.add(row):
+                # A row past a cap, which the child should have kept: the parent's cap holds.
                 self.close()
                 return False
         return True
 
     def _end(self, collector: RowCollector, why: Any) -> None:
-        if why == "rows":
+        if why == "rows" and len(collector.rows) == self.limits.max_rows:
             collector.add(())  # at the row cap, the collector marks truncation itself
         elif why == "bytes":
             # The next row would pass the byte cap: the child measured it and did not send it.
             collector.truncated = True
             collector.reason = f"more than {self.limits.max_bytes:,} bytes"
         elif why is not None:
-            self._fail_on(("end", why))
+            self._broken(f"rows ended with {why!r:.40} after {len(collector.rows)} rows")
 
     def close(self) -> None:
         """Stop and reap the child (always: also after errors and KeyboardInterrupt)."""

@@ -1,6 +1,6 @@
 """The child process that runs SQLite and DuckDB queries for `db/sandbox.py` (SECURITY.md L6–L7).
 
-Started as `python -I <this file>` with an empty environment, stdin and stdout as pipes to the
+Started as `python -I -B <this file>` with an empty environment, stdin and stdout as pipes to the
 parent. It reads one configuration, lowers its own resource limits, opens the database and then
 answers `explain` and `execute` requests until the parent closes stdin or kills it.
 
@@ -42,6 +42,7 @@ EXIT_OUT_OF_MEMORY = 3  # the child ran out of memory where it could not even re
 CHUNK_BYTES = 64 * 1024  # rows travel in chunks of about this many counted bytes …
 CHUNK_ROWS = 256  # … or this many rows, whichever comes first
 MAX_PLAN_BYTES = 1_000_000  # an EXPLAIN text larger than this is refused, not sent
+MAX_MESSAGE_CHARS = 10_000  # of an engine's error message (DuckDB's may quote the whole SQL)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,8 @@ class _FailureError(Exception):
 
     def __init__(self, message: str, sqlstate: str | None = None, kind: str | None = None):
         super().__init__(message)
-        self.message, self.sqlstate, self.kind = message, sqlstate, kind
+        self.message = message[:MAX_MESSAGE_CHARS]  # a reply must fit a small byte cap
+        self.sqlstate, self.kind = sqlstate, kind
 
 
 def _bootstrap_package() -> None:
@@ -415,13 +417,20 @@ def main() -> int:
     backend, path, deadline_at = config["backend"], config["path"], config["deadline_at"]
     box = SandboxLimits(**config["sandbox"])
     _bootstrap_package()
+    # Everything the child imports, before the limits: imports open files, map large libraries
+    # and (without -B) would write bytecode, which RLIMIT_FSIZE answers with SIGXFSZ.
     from schemawise.db.guard import row_bytes
 
-    # Import the engine before the limits: imports open files and map large libraries.
     if backend == "duckdb":
+        import decimal  # noqa: F401
+        import threading  # noqa: F401
+        import uuid  # noqa: F401
+
         import duckdb  # noqa: F401
     else:
         import sqlite3  # noqa: F401
+
+        import schemawise.db.sqlite_policy  # noqa: F401
     _apply_rlimits(box, deadline_at, int(config["cpu_seconds"]))
     try:
         engine: _Engine = (
