@@ -38,7 +38,14 @@ from schemawise.db.guard import (
     run_duckdb,
     run_sqlite,
 )
-from schemawise.db.sandbox import SandboxLimits, SandboxSession, _SafeUnpickler
+from schemawise.db.sandbox import (
+    SandboxLimits,
+    SandboxSession,
+    _BrokenError,
+    _Channel,
+    _SafeUnpickler,
+)
+from schemawise.db.sandbox_worker import HEADER
 from schemawise.validate.errors import classify
 
 GRACE = 2.0  # a hostile run must end within its deadline + this
@@ -383,3 +390,16 @@ def test_replies_are_data_not_code() -> None:
             _SafeUnpickler(io.BytesIO(payload)).load()
     value: Any = _SafeUnpickler(io.BytesIO(pickle.dumps([1, "x", b"y", None]))).load()
     assert value == [1, "x", b"y", None]
+
+
+def test_oversized_reply_refused_before_it_is_read() -> None:
+    """A length above the limit ends the session without reading (or allocating) the body."""
+    requests, replies = os.pipe(), os.pipe()
+    try:
+        os.write(replies[1], HEADER.pack(1 << 40))
+        channel = _Channel(requests[1], replies[0])
+        with pytest.raises(_BrokenError):
+            channel.recv(1_000_000, Deadline.after(5))
+    finally:
+        for fd in (*requests, *replies):
+            os.close(fd)

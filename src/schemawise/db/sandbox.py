@@ -26,7 +26,6 @@ import sys
 import time
 import weakref
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NoReturn, Self
 
 from schemawise.db.sandbox_worker import (
@@ -47,7 +46,8 @@ __all__ = [
 ]
 
 BACKENDS = ("sqlite", "duckdb")
-WORKER = Path(__file__).with_name("sandbox_worker.py")
+# os.path, not pathlib: the child imports this module too (through guard.py), at every run.
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_worker.py")
 MAX_REPLY_BYTES = 4 << 20  # anything but rows: a plan, column names, an error message
 # Signals that mean the child reached one of its own limits (CPU time, file size).
 LIMIT_SIGNALS = {signal.SIGXCPU, signal.SIGXFSZ}
@@ -238,7 +238,7 @@ class SandboxSession:
         self._proc = subprocess.Popen(
             # -I: no environment variables, user site or script folder on sys.path; -B: no
             # bytecode written (the child writes no files at all).
-            [sys.executable, "-I", "-B", str(WORKER)],
+            [sys.executable, "-I", "-B", WORKER],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

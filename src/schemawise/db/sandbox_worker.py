@@ -399,8 +399,17 @@ def _serve(engine: _Engine, row_bytes: Callable[[Sequence[Any]], int], out: int)
             # RLIMIT_AS reached in Python code (a huge value): say so before anything else.
             write_message(out, ("error", "out of memory: the worker's memory limit", None,
                                 RESOURCE_LIMIT))  # fmt: skip
+        except OSError:
+            raise  # the pipe to the parent is gone: nobody to answer
+        except Exception as exc:  # a bug, or a value plain() cannot walk (RecursionError)
+            write_message(out, ("error", _describe(exc), None, None))
         finally:
             engine.finish()
+
+
+def _describe(exc: BaseException) -> str:
+    """The exception's type and message for the parent; never a traceback."""
+    return f"the worker failed: {type(exc).__name__}: {exc}"[:MAX_MESSAGE_CHARS]
 
 
 def main() -> int:
@@ -414,6 +423,20 @@ def main() -> int:
         config = read_message(0)
     except EOFError:
         return 0
+    try:
+        engine, row_bytes = _setup(config)
+    except _FailureError as failure:  # the engine's own error: a missing file, not a database
+        write_message(out, ("error", failure.message, failure.sqlstate, failure.kind))
+        return 0
+    except Exception as exc:  # an import that failed, a limit that could not be set
+        write_message(out, ("error", _describe(exc), None, None))
+        return 1
+    write_message(out, ("ready",))
+    _serve(engine, row_bytes, out)
+    return 0
+
+
+def _setup(config: dict[str, Any]) -> tuple[_Engine, Callable[[Sequence[Any]], int]]:
     backend, path, deadline_at = config["backend"], config["path"], config["deadline_at"]
     box = SandboxLimits(**config["sandbox"])
     _bootstrap_package()
@@ -432,16 +455,8 @@ def main() -> int:
 
         import schemawise.db.sqlite_policy  # noqa: F401
     _apply_rlimits(box, deadline_at, int(config["cpu_seconds"]))
-    try:
-        engine: _Engine = (
-            _DuckDB(path, deadline_at, box) if backend == "duckdb" else _SQLite(path, deadline_at)
-        )
-    except _FailureError as failure:
-        write_message(out, ("error", failure.message, failure.sqlstate, failure.kind))
-        return 0
-    write_message(out, ("ready",))
-    _serve(engine, row_bytes, out)
-    return 0
+    engine = _DuckDB(path, deadline_at, box) if backend == "duckdb" else _SQLite(path, deadline_at)
+    return engine, row_bytes
 
 
 if __name__ == "__main__":
