@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from schemawise.graph.model import Column, SchemaGraph, Table
+from schemawise.validate.check import check_sql
 from schemawise.validate.safety import MAX_SQL_BYTES, check_safety
 
 HOSTILE_POSTGRES = [
@@ -95,6 +97,9 @@ HOSTILE_POSTGRES = [
     "WITH s AS (SELECT * FROM pg_show_all_settings()) SELECT * FROM s",
     "SELECT 1 WHERE EXISTS (SELECT 1 WHERE pg_stat_get_live_tuples(1) > 0)",
     "SELECT 1 ORDER BY pg_current_xact_id()",
+    # an operator from a user schema (or from the search path) runs a user function
+    "SELECT 1 OPERATOR(public.===) 2",
+    "SELECT 1 OPERATOR(===) 2",
     # the parser sees no call, the server calls one
     "SELECT overlaps(NULL, NULL, NULL, NULL)",
     "SELECT * FROM overlaps(NULL, NULL, NULL, NULL)",
@@ -263,6 +268,28 @@ def test_refusal_names_the_called_function(sql: str, dialect: str, function: str
 def test_allowed_functions_pass(sql: str, dialect: str) -> None:
     result = check_safety(sql, dialect)
     assert result.ok, result.problems
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # Postgres's attribute notation calls a function of the row: c.pg_column_size is
+        # pg_column_size(c). The function check sees a column; the schema check (L4) refuses it.
+        "SELECT o.pg_column_size FROM shop.orders o",
+        "SELECT s.to_json FROM (SELECT id FROM shop.orders) s",
+    ],
+)
+def test_attribute_notation_calls_are_unknown_columns(sql: str) -> None:
+    graph = SchemaGraph(dialect="postgres", source="test")
+    graph.tables.append(
+        Table(
+            name="shop.orders",
+            primary_key=["id"],
+            columns=[Column(name="id", type="integer", nullable=False)],
+        )
+    )
+    result = check_sql(sql, graph)
+    assert [e.type for e in result.errors] == ["unknown_column"]
 
 
 def test_second_statement_count_is_reported() -> None:

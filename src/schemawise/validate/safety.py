@@ -146,7 +146,12 @@ def check_safety(sql: str, dialect: str = "postgres", *, strict: bool = False) -
 
 
 def _forbidden(call: Call, dialect: str) -> SqlProblem:
-    if call.qualifier:
+    if call.operator:
+        why = (
+            f"{call.display} is not allowed: only OPERATOR(pg_catalog.…) is sure to name a "
+            "built-in operator; any other schema's operator runs a function no list vouches for."
+        )
+    elif call.qualifier:
         why = (
             f"The function {call.display}() is not allowed: a call may name no schema but the "
             "server's own catalogue (a user schema's function is not on any list)."
@@ -163,5 +168,5 @@ def _forbidden(call: Call, dialect: str) -> SqlProblem:
         why,
         "Remove it or use an allowed function (string, math, date/time, aggregate, window, "
         "JSON, array); write its name unquoted and without a schema.",
-        function=call.name,
+        function=call.display if call.operator else call.name,
     )

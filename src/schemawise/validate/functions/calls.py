@@ -16,6 +16,9 @@ node names are not what the server looks up. Three sources give the real name:
 A name token that the parser did not turn into a call at all (`overlaps(a, b, c, d)` parses
 as a column with aliases, yet the server calls the function) is caught by looking at what
 follows every identifier: an identifier directly followed by `(` is a call.
+
+Postgres's `OPERATOR(schema.op)` names an operator, and so the function behind it: it is
+reported as an operator call with its schema, which only pg_catalog may be.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ _POSITIONED_LEAVES: tuple[type[exp.Expr], ...] = (
 # that another call's builder nests inside itself (strftime → TsOrDsToTimestamp).
 _GRAMMAR_NODES: tuple[type[exp.Expr], ...] = (
     exp.Case, exp.If, exp.Exists, exp.Array, exp.Struct, exp.StrPosition, exp.GroupConcat,
-    exp.JSONArrayAgg, exp.JSONObject, exp.TsOrDsToTimestamp, exp.TsOrDsToDate,
+    exp.JSONArrayAgg, exp.JSONObject, exp.Chr, exp.PercentileCont, exp.PercentileDisc,
+    exp.TsOrDsToTimestamp, exp.TsOrDsToDate,
     exp.MatchAgainst,  # Postgres's text-search operator @@
 )  # fmt: skip
 
@@ -64,10 +68,12 @@ class Call:
     name: str
     quoted: bool = False
     qualifier: tuple[str, ...] = ()
+    operator: bool = False  # OPERATOR(schema.op): `name` is the operator symbol
 
     @property
     def display(self) -> str:
-        return ".".join((*self.qualifier, self.name))
+        shown = ".".join((*self.qualifier, self.name))
+        return f"OPERATOR({shown})" if self.operator else shown
 
 
 @cache
@@ -135,6 +141,14 @@ def _followed_by_paren(sql: str, end: int) -> bool:
     return sql.startswith("(", position)
 
 
+def _operator_call(node: exp.Operator) -> Call:
+    """`OPERATOR(public.===)`: sqlglot keeps `public.===` as text (quotes dropped)."""
+    text = str(node.args.get("operator") or "")
+    schema, _, symbol = text.rpartition(".")
+    qualifier = tuple(part.strip('"').lower() for part in schema.split(".")) if schema else ()
+    return Call(symbol, False, qualifier, operator=True)
+
+
 def _tree_calls(nodes: list[exp.Expr], sql: str, dialect: str, names: frozenset[str]) -> list[Call]:
     calls: list[Call] = []
     for node in nodes:
@@ -156,6 +170,9 @@ def _tree_calls(nodes: list[exp.Expr], sql: str, dialect: str, names: frozenset[
                 )
             continue
         if isinstance(node, _POSITIONED_LEAVES):
+            continue
+        if isinstance(node, exp.Operator):
+            calls.append(_operator_call(node))
             continue
         if span is not None:
             name, quoted = _unquote(sql[span[0] : span[1] + 1], dialect)

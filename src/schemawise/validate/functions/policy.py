@@ -23,6 +23,13 @@ def refused_calls(nodes: list[exp.Expr], sql: str, dialect: str) -> list[Call]:
     qualifiers = _ALLOWED_QUALIFIERS.get(LIST_FILES.get(dialect.lower(), ""), frozenset())
     refused: list[Call] = []
     for call in find_calls(nodes, sql, dialect, names):
+        if call.operator:
+            # OPERATOR(pg_catalog.op) reaches only built-in operators, whose functions the walk
+            # test examines; unqualified it searches the path, where a user schema's operator
+            # may run any function.
+            if call.qualifier != ("pg_catalog",) and call not in refused:
+                refused.append(call)
+            continue
         ok = call.name in names and (not call.qualifier or call.qualifier in qualifiers)
         if ok and call.name in syntax:
             # Grammar (CAST, COALESCE, TRIM …) only as grammar: quoted or qualified, the
