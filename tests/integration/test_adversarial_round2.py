@@ -168,7 +168,7 @@ def _files(folder: Path) -> dict[str, str]:
 @pytest.fixture()
 def sqlite_db(tmp_path: Path, bench_dir: Path) -> Path:
     target = tmp_path / "db" / "chinook.sqlite"
-    target.parent.mkdir()
+    target.parent.mkdir(exist_ok=True)
     shutil.copy(bench_dir / "chinook" / "chinook.sqlite", target)
     return target
 
@@ -176,7 +176,7 @@ def sqlite_db(tmp_path: Path, bench_dir: Path) -> Path:
 @pytest.fixture()
 def duckdb_db(tmp_path: Path) -> Path:
     target = tmp_path / "db" / "w.duckdb"
-    target.parent.mkdir()
+    target.parent.mkdir(exist_ok=True)
     conn = duckdb.connect(str(target))
     conn.execute("CREATE TABLE t AS SELECT range AS x, 'row ' || range AS label FROM range(1000)")
     conn.execute("CREATE SEQUENCE s")
