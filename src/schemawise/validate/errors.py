@@ -27,6 +27,9 @@ POSTGRES_STATES = {
     "57014": "timeout",
     "25P03": "timeout",
     "55P03": "timeout",  # lock_not_available (lock_timeout)
+    "53200": "resource_limit",  # out of memory
+    "54000": "resource_limit",  # program limit exceeded (e.g. requested length too large)
+    "54001": "resource_limit",  # statement too complex
     "42501": "permission_denied",
     "25006": "permission_denied",  # read-only transaction
     "42601": "dialect_error",
@@ -45,6 +48,8 @@ MESSAGE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
                 re.I), "type_mismatch"),
     (re.compile(r"(division by zero|divide by zero)", re.I), "division_by_zero"),
     (re.compile(r"(interrupted|wall-clock limit|INTERRUPT|statement timeout)", re.I), "timeout"),
+    (re.compile(r"(string or blob too big|out of memory|Out of Memory Error)", re.I),
+     "resource_limit"),
     (re.compile(r"(not authorized|permission denied|read-only|readonly)", re.I),
      "permission_denied"),
     (re.compile(r"(syntax error|Parser Error|no such function: [\w]+)", re.I), "dialect_error"),
@@ -59,6 +64,8 @@ HINTS = {
     "timeout": "Make the query cheaper: filter earlier, aggregate before joining, add LIMIT.",
     "permission_denied": "Only SELECT on the granted tables is allowed.",
     "dialect_error": "Write the query in the database's dialect; see suggestion.",
+    "resource_limit": "The query builds values or results larger than allowed: filter earlier, "
+    "aggregate before joining, or return fewer and smaller values.",
     "unknown": "Read the database's message and fix the query.",
 }
 _DIALECTS = ("postgres", "mysql", "tsql", "bigquery", "snowflake", "sqlite", "duckdb", "oracle")
