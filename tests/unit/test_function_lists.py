@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from sqlglot.dialects.dialect import Dialect
 
 from schemawise.db import sqlite_policy
 from schemawise.validate.functions import (
@@ -21,6 +22,12 @@ from schemawise.validate.functions import (
 from schemawise.validate.safety import check_safety
 
 ENGINES = ("postgres", "sqlite", "duckdb")
+# Reserved words that can name a function only quoted (SQLite calls `any(x)` a function).
+RESERVED = {
+    "postgres": frozenset({"case", "any", "variadic"}),
+    "duckdb": frozenset({"case", "any", "variadic"}),
+    "sqlite": frozenset({"case"}),
+}
 
 # Names that reach settings, files, server state, other sessions, sequences, locks, sleeps or
 # SQL text. Listing one of these is a bug whatever its reason says.
@@ -55,6 +62,35 @@ def test_postgres_age_stays_off() -> None:
     # only subtracts timestamps.
     assert "age" not in allowed_functions("postgres")
     assert "age" in allowed_functions("duckdb")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_name_sqlglot_parses_specially_is_listed_or_refused(engine: str) -> None:
+    """The catalogue walks (tests/integration/test_function_walk.py) cover the names a server
+    has; a user schema may add any other. sqlglot turns the names in its own tables into typed
+    nodes or special parses: each one off the list must still be refused, however called."""
+    parser = Dialect.get_or_raise(engine).parser_class
+    special = {
+        *parser.FUNCTIONS,
+        *parser.FUNCTION_PARSERS,
+        *parser.NO_PAREN_FUNCTION_PARSERS,
+    }
+    allowed = allowed_functions(engine)
+    names = sorted(
+        n
+        for n in (k.lower() for k in special)
+        if re.fullmatch(r"[a-z_]\w*", n) and n not in allowed
+    )
+    assert len(names) > 400
+    templates = ("SELECT {n}({a})", "SELECT * FROM {n}({a})", 'SELECT "{n}"({a})')
+    passed = [
+        sql
+        for n in names
+        for a in ("", "NULL", "NULL, NULL")
+        for t in (templates[2:] if n in RESERVED[engine] else templates)
+        if check_safety(sql := t.format(n=n, a=a), engine).ok
+    ]
+    assert passed == []
 
 
 def test_glob_is_listed_only_where_it_is_the_operator() -> None:

@@ -109,6 +109,10 @@ def check_safety(sql: str, dialect: str = "postgres", *, strict: bool = False) -
         )
     except (SqlglotError, RecursionError, ValueError) as exc:
         return _refuse(f"The SQL could not be analysed ({type(exc).__name__}).", "Simplify it.")
+    except (IndexError, TypeError, KeyError, AttributeError) as exc:
+        # sqlglot's function builders index their arguments without checking the count
+        # (`levenshtein_less_equal()` raised IndexError): L1 refuses, it does not crash.
+        return _refuse(f"The SQL could not be analysed ({type(exc).__name__}).", "Simplify it.")
     if len(statements) != 1:
         return _refuse(
             f"Exactly one statement is allowed; found {len(statements)}.",

@@ -7,8 +7,8 @@ node names are not what the server looks up. Three sources give the real name:
    (`node.meta` start/end): the original text there is the name, quotes and all. This holds
    for nodes that are not Func subclasses too (`mod(a, b)` parses as the operator node Mod).
 2. A call sqlglot parsed with a special parser (its FUNCTION_PARSERS: STRING_AGG, POSITION,
-   EXTRACT, CAST, …) keeps no position; the tokens do: every such keyword followed by `(` is
-   read from the token stream with its quoting and qualifier.
+   EXTRACT, CAST, …, and IF) keeps no position; the tokens do: every such keyword followed
+   by `(` is read from the token stream with its quoting and qualifier.
 3. A node with neither came from grammar (CASE, AND, operators, CURRENT_DATE) or from inside
    another call's translation; it is accepted only when its sqlglot name is on the dialect's
    list or it is one of the known grammar nodes below, else refused by that name.
@@ -81,9 +81,19 @@ def _dialect(dialect: str) -> Dialect:
     return Dialect.get_or_raise(dialect)
 
 
+# Keywords sqlglot parses specially that are grammar when `(` follows: CASE (x) WHEN …,
+# x = ANY (…), f(VARIADIC (…)). Every other specially parsed word before `(` is a call.
+# SQLite reserves only CASE: there `any(x)` is a call to a function named any.
+_GRAMMAR_KEYWORDS = frozenset({"CASE", "ANY", "VARIADIC"})
+_SQLITE_GRAMMAR_KEYWORDS = frozenset({"CASE"})
+
+
 @cache
 def _special_parsers(dialect: str) -> frozenset[str]:
-    return frozenset(_dialect(dialect).parser_class.FUNCTION_PARSERS)
+    parser = _dialect(dialect).parser_class
+    keys = set(parser.FUNCTION_PARSERS) | set(parser.NO_PAREN_FUNCTION_PARSERS)
+    grammar = _SQLITE_GRAMMAR_KEYWORDS if dialect.lower() == "sqlite" else _GRAMMAR_KEYWORDS
+    return frozenset(keys - grammar)
 
 
 def _case_sensitive(dialect: str) -> bool:
