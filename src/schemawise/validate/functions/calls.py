@@ -31,11 +31,11 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokenizer_core import Token, TokenType
 
-# Leaves that carry a position but are never calls.
+# Leaves the parser gives a position (strings, numbers, names, *) that are never calls.
+# Kept to exactly these: any other positioned node is read as a call, failing closed.
 _POSITIONED_LEAVES: tuple[type[exp.Expr], ...] = (
     exp.Identifier, exp.Literal, exp.Star, exp.RawString, exp.National, exp.UnicodeString,
-    exp.BitString, exp.ByteString, exp.HexString, exp.Var, exp.Null, exp.Boolean,
-    exp.Placeholder, exp.Parameter,
+    exp.BitString, exp.ByteString, exp.HexString,
 )  # fmt: skip
 
 # Grammar that sqlglot models as Func nodes without a name token: CASE, EXISTS, ARRAY[…],
