@@ -140,10 +140,19 @@ class _FailureError(Exception):
 
 
 def _bootstrap_package() -> None:
-    """Empty `schemawise` and `schemawise.db` packages pointing at this source tree, so that
-    `import schemawise.db.guard` skips the package's heavy `__init__` (see the module doc)."""
+    """Empty `schemawise`, `schemawise.db` and validate packages pointing at this source tree,
+    so that `import schemawise.db.guard` skips the package's heavy `__init__` (module doc)."""
     db_dir = os.path.dirname(os.path.realpath(__file__))
-    for name, where in (("schemawise", os.path.dirname(db_dir)), ("schemawise.db", db_dir)):
+    root = os.path.dirname(db_dir)
+    validate_dir = os.path.join(root, "validate")
+    # validate.functions too: its __init__ brings sqlglot (~110 ms), and SQLite's authorizer
+    # needs only the allow-list reader (validate/functions/lists.py).
+    for name, where in (
+        ("schemawise", root),
+        ("schemawise.db", db_dir),
+        ("schemawise.validate", validate_dir),
+        ("schemawise.validate.functions", os.path.join(validate_dir, "functions")),
+    ):
         if name not in sys.modules:
             package = types.ModuleType(name)
             package.__path__ = [where]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from schemawise.validate.functions import allowed_functions
+from schemawise.validate.functions.lists import allowed_functions
 
 # The same allow-list the static check reads (validate/functions/sqlite.txt), loaded once:
 # the authorizer runs for every function a statement names, so it stays a frozenset lookup.

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 
 # The engines with a list of their own; sqlglot's dialect names and common spellings map here.
@@ -67,7 +67,9 @@ def parse_list(text: str, source: str = "<list>") -> dict[str, str]:
 
 @cache
 def _engine_list(engine: str) -> FunctionList:
-    text = resources.files(__package__).joinpath(f"{engine}.txt").read_text(encoding="utf-8")
+    # Beside this file (shipped as package data): read by path, not importlib.resources, so
+    # that the sandbox's child, which imports this module without its package, can read it.
+    text = (Path(__file__).parent / f"{engine}.txt").read_text(encoding="utf-8")
     entries = parse_list(text, f"{engine}.txt")
     return FunctionList(engine, MappingProxyType(entries))
 
