@@ -95,6 +95,14 @@ def _pg_state(admin: str) -> tuple[str, int, int]:
     return digest.hexdigest(), int(roles[0]), int(lsn[0])
 
 
+def _run_backends(admin: str) -> list[tuple[object, ...]]:
+    with psycopg.connect(admin, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT pid, usename, state, left(query, 80) FROM pg_stat_activity "
+            "WHERE usename LIKE 'schemawise%' AND pid <> pg_backend_pid()"
+        ).fetchall()
+
+
 class BenignLoop:
     """A run of tenant 2 repeated all along the attack: each answer must be whole and right."""
 
@@ -160,6 +168,11 @@ def test_postgres_round(
         answers = benign.finish()
     after = _pg_state(embedded_url)
     assert after[:2] == before[:2]
+    # No backend outlives its run (a killed client's backend notices within a second).
+    waited = time.monotonic() + 10
+    while (left := _run_backends(embedded_url)) and time.monotonic() < waited:
+        time.sleep(0.2)
+    assert left == []
     assert after[2] - before[2] < 2_000_000  # WAL: a read-only round writes next to nothing
     assert answers and all(a == expected for a in answers), answers[:5]
     assert path.read_text() == file_marker

@@ -36,8 +36,8 @@ from schemawise.db.guard import (
 ALLOWED_SETTINGS = frozenset({"hnsw.iterative_scan", "hnsw.ef_search", "hnsw.max_scan_tuples"})
 
 # Seconds after the deadline before the next, blunter, step of the escalation.
-TERMINATE_AFTER = 1.0
-SHUTDOWN_AFTER = 2.0
+TERMINATE_AFTER = 0.5
+SHUTDOWN_AFTER = 1.0
 
 
 class _Watchdog:
