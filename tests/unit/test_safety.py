@@ -207,11 +207,9 @@ def test_refusal_names_the_function() -> None:
     assert problem.model_dump()["function"] == "pg_sleep"
 
 
-def test_functions_are_allowed_by_list_in_every_mode() -> None:
-    # The allow-list applies whether or not a caller asks for strict checking.
-    for strict in (False, True):
-        assert not check_safety("SELECT my_udf(1)", "postgres", strict=strict).ok
-        assert check_safety("SELECT upper('a'), count(*)", "postgres", strict=strict).ok
+def test_functions_are_allowed_by_list() -> None:
+    assert not check_safety("SELECT my_udf(1)", "postgres").ok
+    assert check_safety("SELECT upper('a'), count(*)", "postgres").ok
 
 
 @pytest.mark.parametrize(

@@ -43,13 +43,12 @@ def check_sql(
     dialect: str | None = None,
     fanout: FanoutLevel = "warn",
     rules: list[Rule] | None = None,
-    strict_functions: bool = False,
 ) -> CheckResult:
     """Safety first (a refused statement is not analysed further), then names, joins,
     fan-out and business rules."""
     result = CheckResult()
     dialect = dialect or graph.dialect or "postgres"
-    safety = check_safety(sql, dialect, strict=strict_functions)
+    safety = check_safety(sql, dialect)
     if not safety.ok or safety.tree is None:
         result.errors = safety.problems
         return result.finish()

@@ -81,13 +81,8 @@ def check_input(sql: str) -> SafetyResult | None:
     return None
 
 
-def check_safety(sql: str, dialect: str = "postgres", *, strict: bool = False) -> SafetyResult:
-    """Refuse anything but one read-only query; return its parsed tree when it passes.
-
-    `strict` is kept for callers (check_sql's strict_functions): it once switched on an
-    allow-list, which now always applies, so both modes refuse the same functions.
-    """
-    del strict
+def check_safety(sql: str, dialect: str = "postgres") -> SafetyResult:
+    """Refuse anything but one read-only query; return its parsed tree when it passes."""
     refused = check_input(sql)
     if refused:
         return refused
