@@ -20,6 +20,7 @@ from schemawise.db.urls import parse_url
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import SchemaGraph
 from schemawise.rows.inline import has_sw_match, rewrite
+from schemawise.validate.budget import CheckTimeoutError, within
 from schemawise.validate.check import CheckResult, FanoutLevel, check_sql
 from schemawise.validate.errors import classify
 from schemawise.validate.explain import GateLimits, gate_duckdb, gate_postgres, gate_sqlite
@@ -129,6 +130,27 @@ def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _bounded_check(
+    sql: str, graph: SchemaGraph, fanout: FanoutLevel, rules: list[Rule] | None, deadline: Deadline
+) -> CheckResult:
+    """The static check, within the run's deadline like everything else (validate/budget.py)."""
+    try:
+        return within(
+            deadline.remaining(), lambda: check_sql(sql, graph, fanout=fanout, rules=rules)
+        )
+    except CheckTimeoutError:
+        result = CheckResult()
+        result.errors.append(
+            SqlProblem.of(
+                "unsupported_query",
+                "The SQL could not be checked before the run's deadline.",
+                "Simplify it: fewer joins (NATURAL JOIN and USING especially), IN (…) lists "
+                "instead of long OR chains, fewer nested subqueries and CTEs.",
+            )
+        )
+        return result.finish()
+
+
 def run_checked(
     url: str,
     sql: str,
@@ -148,7 +170,7 @@ def run_checked(
     executed: str = sql
     params: dict[str, Any] | None = None
     settings: dict[str, Any] = {}
-    outcome = RunOutcome(check_sql(sql, graph, fanout=fanout, rules=rules))
+    outcome = RunOutcome(_bounded_check(sql, graph, fanout, rules, deadline))
     if target.kind == "postgres" and has_sw_match(sql):
         # sw_match(…) becomes the hybrid search with bound parameters; the validator and
         # the EXPLAIN gate see the rewritten query with every value inlined as a literal.
@@ -163,7 +185,7 @@ def run_checked(
         executed, params, sql = rewritten.sql, rewritten.params, rewritten.literal_sql
         settings.update({"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": 200,
                          "hnsw.max_scan_tuples": 50000})  # fmt: skip
-        outcome = RunOutcome(check_sql(sql, graph, fanout=fanout, rules=rules))
+        outcome = RunOutcome(_bounded_check(sql, graph, fanout, rules, deadline))
     outcome.stages.append("check")
     if not outcome.check.ok:
         return outcome  # the static check runs first, even where the database would refuse

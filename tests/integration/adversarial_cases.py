@@ -83,6 +83,11 @@ POSTGRES = [
          "SELECT pg_read_file('{SECRET_FILE}')",
          "SELECT * FROM pg_settings"),
     *_pg(PLANNING,
+         "SELECT * FROM {T} n0 " + " ".join(f"NATURAL JOIN {{T}} n{i}" for i in range(1, 400)),
+         "WITH a0 AS (SELECT * FROM {T}), "
+         + ", ".join(f"a{i} AS (SELECT * FROM a{i - 1})" for i in range(1, 1500))
+         + " SELECT * FROM a1499",
+         "SELECT id FROM {T} WHERE " + " OR ".join(f"id = {i}" for i in range(3000)),
          "SELECT 1 WHERE repeat('a', 200000000) = repeat('b', 200000000)",
          "SELECT count(*) FROM {T} WHERE body = repeat(repeat('x', 30000), 30000)"),
     *_pg(ONE_CALL,
@@ -90,6 +95,8 @@ POSTGRES = [
          "SELECT length(string_agg(repeat('x', 1000000), '')) FROM generate_series(1, 2000)",
          "SELECT md5(repeat('x', 500000000))"),
     *_pg(SW_MATCH,
+         "SELECT n.id FROM {T} n WHERE sw_match('{T}', 'x', 1.5)",
+         "SELECT n.id FROM {T} n WHERE sw_match('{T}', 'x', 99999999999999999999)",
          "SELECT id FROM {T} WHERE " + " OR ".join(["sw_match('{T}', 'note')"] * 200),
          "SELECT id FROM {T} WHERE sw_match('{T}', 'x'' OR 1=1 --')",
          "SELECT id FROM {T} WHERE sw_match('{T}', (SELECT body FROM {T} LIMIT 1))",
@@ -122,6 +129,9 @@ SQLITE = [
              "SELECT readfile('{SECRET_FILE}')",
              "SELECT * FROM fsdir('/tmp')",
              "SELECT * FROM pragma_compile_options"),
+    *_sqlite(PLANNING,
+             "SELECT * FROM Genre g0 "
+             + " ".join(f"NATURAL JOIN Genre g{i}" for i in range(1, 400))),
     *_sqlite(ONE_CALL,
              "SELECT instr(printf('%.*c', 3000000, 'a'), 'b')",
              "SELECT length(replace(printf('%.*c', 2000000, 'a'), 'a', printf('%.*c', 500, 'b')))",
@@ -157,6 +167,7 @@ DUCKDB = [
              "SELECT current_setting('temp_directory')",
              "SELECT getenv('HOME')"),
     *_duckdb(PLANNING,
+             "SELECT * FROM t t0 " + " ".join(f"NATURAL JOIN t t{i}" for i in range(1, 400)),
              "EXPLAIN SELECT levenshtein(repeat('a', 150000), repeat('b', 150000))",
              "SELECT levenshtein(repeat('a', 150000), repeat('b', 150000))",
              "SELECT 1 WHERE levenshtein(repeat('a', 150000), repeat('b', 150000)) > 0"),

@@ -120,3 +120,15 @@ def test_the_callers_percent_signs_survive_bound_parameters(text: str, escaped: 
     from schemawise.rows.inline import _escape_percent
 
     assert _escape_percent(text) == escaped
+
+
+@pytest.mark.parametrize("k", ["1.5", "1e3", "'abc'", "0", "-3", "99999999999999999999"])
+def test_a_bad_k_is_a_refusal_with_a_hint_not_a_traceback(k: str) -> None:
+    from schemawise.errors import SchemawiseError
+
+    with pytest.raises(SchemawiseError, match="whole number|literal arguments"):
+        _arguments(f"sw_match('t', 'x', {k})")
+
+
+def test_a_good_k_is_read() -> None:
+    assert _arguments("sw_match('t', 'x', 50)") == ("t", "x", 50)

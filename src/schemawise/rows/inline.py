@@ -30,6 +30,8 @@ FUNCTION = "sw_match"
 # Each call becomes a hybrid search subquery: a handful is plenty for one question, and the cap
 # bounds the work done before the deadline starts counting.
 MAX_CALLS = 8
+# Rows one call may return: a search past this many is a scan, not a match.
+MAX_K = 10_000
 
 
 @dataclass
@@ -82,8 +84,19 @@ def _arguments(call: str) -> tuple[str, str, int | None]:
             f"{call} needs literal arguments.",
             "Write sw_match('schema.table', 'what to look for'[, k]).",
         )
-    k = int(args[2].name) if len(args) == 3 else None
+    k = _k(call, args[2]) if len(args) == 3 else None
     return args[0].name, args[1].name, k
+
+
+def _k(call: str, literal: exp.Expr) -> int:
+    """The optional row count: a whole number from 1 to MAX_K."""
+    text = literal.name
+    if literal.is_string or not text.isdigit() or not 1 <= int(text) <= MAX_K:
+        raise SchemawiseError(
+            f"{call}: k must be a whole number from 1 to {MAX_K:,}.",
+            "Write sw_match('schema.table', 'what to look for', 50).",
+        )
+    return int(text)
 
 
 def _alias_for(tree: exp.Expr, table: str) -> str:
