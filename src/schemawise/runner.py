@@ -101,17 +101,30 @@ def _open_session(target: Target, limits: Limits, deadline: Deadline,
     return SandboxSession(target.kind, target.location, limits, deadline)
 
 
+@dataclass(frozen=True)
+class GateDecision:
+    refusal: SqlProblem | None
+    summary: str  # the plan's node kinds, for timeout hints ("" when they would leak)
+    estimates_used: bool
+
+
 def _gate(
     session: GuardedSession, kind: str, sql: str, graph: SchemaGraph, limits: GateLimits
-) -> tuple[SqlProblem | None, str]:
-    """Refusal (or None) and a summary of the plan's node kinds for timeout hints."""
+) -> GateDecision:
     plan = session.explain(sql)
     if kind == "postgres":
+        from schemawise.db.pg_guard import PostgresSession
+
+        if isinstance(session, PostgresSession) and session.reads_row_secured(plan):
+            # Estimates over every tenant's rows decide nothing a tenant can observe: no
+            # refusal and no plan shape (Index Scan or Seq Scan would tell selectivity). The
+            # deadline and the caps still bound the run.
+            return GateDecision(None, "", estimates_used=False)
         kinds = sorted({str(n.get("Node Type")) for n in _nodes(plan)})
-        return gate_postgres(plan, limits), ", ".join(kinds)
+        return GateDecision(gate_postgres(plan, limits), ", ".join(kinds), True)
     if kind == "sqlite":
-        return gate_sqlite(plan, graph, limits), "; ".join(plan[:10])
-    return gate_duckdb(plan, limits), ""
+        return GateDecision(gate_sqlite(plan, graph, limits), "; ".join(plan[:10]), True)
+    return GateDecision(gate_duckdb(plan, limits), "", True)
 
 
 # Why a run ended without rows, when the guard itself knows (db/guard.py kinds).
@@ -192,9 +205,14 @@ def run_checked(
     summary = ""
     try:
         with _open_session(target, limits, deadline, settings) as session:
-            refusal, summary = _gate(session, target.kind, sql, graph, gate_limits or GateLimits())
+            decision = _gate(session, target.kind, sql, graph, gate_limits or GateLimits())
+            refusal, summary = decision.refusal, decision.summary
             outcome.stages.append("explain")
-            outcome.check.explain = {"checked": True, "ok": refusal is None}
+            outcome.check.explain = {
+                "checked": True,
+                "ok": refusal is None,
+                "estimates_used": decision.estimates_used,
+            }
             if refusal is not None:
                 outcome.check.errors.append(refusal)
                 outcome.check.finish()

@@ -283,3 +283,54 @@ def test_the_byte_cap_bounds_client_memory(reader: str) -> None:
     rows, truncated, grown_mb = done.stdout.split()
     assert truncated == "True" and int(rows) <= 1
     assert int(grown_mb) < 100, done.stdout
+
+
+def test_the_gate_is_no_oracle_for_other_tenants_statistics(
+    embedded_url: str, reader: str, demo_rows: warehouse.DemoRows
+) -> None:
+    """The outside attack: the gate refused a cross join once the planner's estimate (from
+    statistics over every tenant's rows) passed its limit, so a binary search over the
+    multiplier read the table's total row count back, and a LIKE filter tested other tenants'
+    values. On a table with row-level security the estimates decide nothing: both sides of
+    the old boundary end the same way, and the plan's shape is not returned."""
+    from schemawise.rows.enable import enable_row_security
+    from schemawise.runner import load_graph, run_checked
+
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS hardening.big")
+        conn.execute("CREATE SCHEMA IF NOT EXISTS hardening")
+        conn.execute("CREATE TABLE hardening.big (id int PRIMARY KEY, tenant int, body text)")
+        conn.execute(
+            "INSERT INTO hardening.big SELECT g, 2 - (g % 10 = 0)::int, "
+            "CASE WHEN g % 10 = 0 THEN 'note ' ELSE 'SECRET ' END || g "
+            "FROM generate_series(1, 20000) g"
+        )
+        enable_row_security(conn, "hardening.big", "tenant")
+        conn.execute("ANALYZE hardening.big")
+    ensure_reader_role(embedded_url)
+    graph = load_graph("embedded")
+    boundary = int(10_000_000 / (20_000 * 0.005)) + 1  # where the old gate began refusing
+    endings: list[object] = []
+    used: list[object] = []
+    for multiplier in (boundary // 4, boundary * 4):
+        outcome = run_checked(
+            "embedded",
+            f"SELECT n.id FROM hardening.big n CROSS JOIN generate_series(1, {multiplier}) g "
+            "WHERE n.body LIKE 'SECRET%'",
+            graph=graph,
+            tenant=1,
+            limits=Limits(max_rows=50, timeout_seconds=10),
+        )
+        endings.append(outcome.result.rows if outcome.result else outcome.check.errors)
+        used.append(outcome.check.explain.get("estimates_used"))
+    # Tenant 2 holds the SECRET rows: both runs are empty answers, whatever the statistics say.
+    assert endings == [[], []]
+    assert used == [False, False]
+    # Without row security the gate still works as before.
+    refused = run_checked(
+        "embedded",
+        "SELECT o.order_id FROM shop.orders o CROSS JOIN generate_series(1, 100000000) g",
+        graph=graph,
+    )
+    assert any(p.type == "explain_rejected" for p in refused.check.errors)
+    assert refused.check.explain == {"checked": True, "ok": False, "estimates_used": True}

@@ -55,7 +55,7 @@ def test_explain_gate_refuses_without_numbers(
     assert refusal.model_dump()["node"] == "Nested Loop"
     text = json.dumps(outcome.to_dict(), default=str)
     assert "Plan Rows" not in text and "Total Cost" not in text
-    assert outcome.check.explain == {"checked": True, "ok": False}
+    assert outcome.check.explain == {"checked": True, "ok": False, "estimates_used": True}
 
 
 @pytest.mark.parametrize(

@@ -143,9 +143,33 @@ class PostgresSession:
         """The JSON plan's root, through the extended protocol (prepare=True refuses a second
         statement). Its estimates never leave the gate."""
         with self._errors(), self.conn.cursor() as cursor:
-            row = cursor.execute("EXPLAIN (FORMAT JSON) " + sql, prepare=True).fetchone()
+            # VERBOSE names the schema of every table read, for reads_row_secured.
+            row = cursor.execute("EXPLAIN (FORMAT JSON, VERBOSE) " + sql, prepare=True).fetchone()
         plan = row[0] if row else []
         return plan[0]["Plan"] if plan else {}
+
+    def reads_row_secured(self, plan: dict[str, Any]) -> bool:
+        """Whether the plan reads a table with row-level security. Its estimates then come
+        from statistics over every tenant's rows: a gate deciding on them would let a caller
+        read other tenants' row counts and values back, one refusal at a time."""
+        tables = sorted(
+            {
+                (str(node["Schema"]), str(node["Relation Name"]))
+                for node in _plan_nodes(plan)
+                if "Relation Name" in node and "Schema" in node
+            }
+        )
+        if not tables:
+            return False
+        with self._errors(), self.conn.cursor() as cursor:
+            row = cursor.execute(
+                "SELECT coalesce(bool_or(c.relrowsecurity), false) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "JOIN unnest(%s::text[], %s::text[]) AS t(schema_name, table_name) "
+                "ON n.nspname = t.schema_name AND c.relname = t.table_name",
+                ([t[0] for t in tables], [t[1] for t in tables]),
+            ).fetchone()
+        return bool(row and row[0])
 
     def execute(self, sql: str, params: dict[str, Any] | None = None) -> QueryResult:
         started = time.monotonic()
@@ -172,6 +196,13 @@ class PostgresSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    nodes = [plan]
+    for child in plan.get("Plans", []) or []:
+        nodes.extend(_plan_nodes(child))
+    return nodes
 
 
 class _ErrorMapper:
