@@ -126,7 +126,7 @@ def test_the_callers_percent_signs_survive_bound_parameters(text: str, escaped: 
 def test_a_bad_k_is_a_refusal_with_a_hint_not_a_traceback(k: str) -> None:
     from schemawise.errors import SchemawiseError
 
-    with pytest.raises(SchemawiseError, match="whole number|literal arguments"):
+    with pytest.raises(SchemawiseError, match=r"whole number|literal arguments"):
         _arguments(f"sw_match('t', 'x', {k})")
 
 
