@@ -44,3 +44,37 @@ def test_index_sources_and_context(embedded_url: str, tmp_path: Path) -> None:
     assert small.tokens < pack.tokens and settings.budget == 10_000
     with pytest.raises(SchemawiseError, match="No indexed source"):
         api.context("goals", sources=["nope"], index_url=embedded_url)
+
+
+def test_indexing_removes_documents_earlier_benchmarks_left_behind(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    """Earlier releases' `bench linking` wrote `spider/…` documents into the user's index
+    without registering them; the next `index` removes them and leaves registered ones."""
+    import psycopg
+
+    from schemawise.index import store
+    from schemawise.index.cards import documents
+    from schemawise.index.embed import get_embedder
+    from schemawise.runner import load_graph
+
+    path = tmp_path / "league.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA)
+    url = f"sqlite:///{path}"
+    api.index(url, "spider/registered", index_url=embedded_url)
+    embedder = get_embedder()
+    with psycopg.connect(embedded_url) as conn:
+        store.ensure_schema(conn, embedder.dim)
+        store.replace_source(conn, "spider/leftover", documents("spider/leftover",
+                             load_graph(url)), embedder)  # fmt: skip
+        conn.commit()
+    api.index(url, "league", index_url=embedded_url)
+    with psycopg.connect(embedded_url) as conn:
+        counts = dict(
+            conn.execute(
+                "SELECT source, count(*) FROM schemawise.index_documents "
+                "WHERE source LIKE 'spider/%' GROUP BY source"
+            ).fetchall()
+        )
+    assert "spider/leftover" not in counts and counts.get("spider/registered", 0) > 0

@@ -61,6 +61,28 @@ class IndexReport:
         return self.__dict__.copy()
 
 
+# Sources that `bench linking` and `bench context-speed` of earlier releases wrote into the
+# user's own index without registering them (they now use a scratch database).
+_BENCHMARK_SOURCES = ["spider/%", "bird/%", "spider2/%", "synthetic/%"]
+
+
+def remove_benchmark_leftovers(conn: psycopg.Connection[Any]) -> int:
+    """Delete documents of those benchmarks that no registered source owns; return how many."""
+    orphans = (
+        "source LIKE ANY(%s) AND NOT EXISTS "
+        "(SELECT 1 FROM schemawise.index_sources s WHERE s.source = {}.source)"
+    )
+    removed = conn.execute(
+        "DELETE FROM schemawise.index_documents d WHERE " + orphans.format("d"),
+        (_BENCHMARK_SOURCES,),
+    ).rowcount
+    conn.execute(
+        "DELETE FROM schemawise.index_vocabulary v WHERE " + orphans.format("v"),
+        (_BENCHMARK_SOURCES,),
+    )
+    return removed
+
+
 def index_source(
     index_url: str,
     url: str,
@@ -111,6 +133,7 @@ def index_source(
     with psycopg.connect(index_url) as conn:
         store.ensure_schema(conn, embedder.dim)
         conn.execute(SOURCES_SQL)
+        remove_benchmark_leftovers(conn)
         previous = conn.execute(
             "SELECT version FROM schemawise.index_sources WHERE source = %s", (name,)
         ).fetchone()
