@@ -307,12 +307,17 @@ def run(
         if outcome.result is not None:
             from rich.table import Table as RichTable
 
-            table = RichTable(*outcome.result.columns)
-            for row in outcome.result.rows:
-                table.add_row(*("NULL" if v is None else str(v) for v in row))
-            out.print(table)
-            if outcome.result.truncated:
-                out.print(f"[yellow]truncated: {outcome.result.truncated_reason}[/]")
+            result = outcome.result
+            if result.rows:
+                table = RichTable(*result.columns)
+                for row in result.rows:
+                    table.add_row(*("NULL" if v is None else str(v) for v in row))
+                out.print(table)
+            count = len(result.rows)
+            summary = f"{count:,} row{'s' if count != 1 else ''} in {result.elapsed_ms:,.0f} ms"
+            if result.truncated:
+                summary += f" [yellow](truncated: {result.truncated_reason})[/]"
+            out.print(summary, highlight=False)
     raise typer.Exit(0 if outcome.ok else 1)
 
 

@@ -165,6 +165,12 @@ def test_cli_run_and_doctor(demo_rows: warehouse.DemoRows, embedded_url: str) ->
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["result"]["rows"] == [[8]] and doc["stages"] == ["check", "explain", "execute"]
+    human = runner.invoke(app, ["run", "embedded", "--sql", "SELECT region_id FROM shop.regions "
+                                "WHERE region_id < 0"])  # fmt: skip
+    assert human.exit_code == 0 and "0 rows in" in human.output
+    capped = runner.invoke(app, ["run", "embedded", "--max-rows", "3", "--sql",
+                                 "SELECT region_id FROM shop.regions"])  # fmt: skip
+    assert "3 rows in" in capped.output and "truncated: more than 3 rows" in capped.output
     refused = runner.invoke(app, ["run", "embedded", "--sql", "SELECT 1; DELETE FROM shop.orders"])
     assert refused.exit_code == 1 and "unsafe_statement" in refused.output
     reader = runner.invoke(app, ["doctor", "embedded", "--json"])
@@ -172,5 +178,9 @@ def test_cli_run_and_doctor(demo_rows: warehouse.DemoRows, embedded_url: str) ->
     assert json.loads(reader.stdout)["findings"][0]["severity"] == "ok"
     admin = runner.invoke(app, ["doctor", embedded_url, "--json"])
     assert admin.exit_code == 1
-    checks = {f["check"] for f in json.loads(admin.stdout)["findings"]}
-    assert "superuser" in checks
+    findings = json.loads(admin.stdout)["findings"]
+    checks = {f["check"] for f in findings}
+    assert "superuser" in checks and "createrole" not in checks  # one finding says it all
+    [superuser] = [f for f in findings if f["check"] == "superuser"]
+    assert "CREATE ROLE schemawise_reader" in superuser["fix"]
+    assert "GRANT SELECT ON ALL TABLES IN SCHEMA shop TO" in superuser["fix"]

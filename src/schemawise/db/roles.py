@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,15 +166,20 @@ def inspect_role(url: str) -> list[Finding]:
                 Finding(
                     "danger",
                     "superuser",
-                    f"{name} is a superuser: model SQL could read server files or run programs.",
-                    f"CREATE ROLE {READER_ROLE} LOGIN; GRANT USAGE ON SCHEMA … TO {READER_ROLE}; "
-                    f"GRANT SELECT ON ALL TABLES IN SCHEMA … TO {READER_ROLE}; and connect as it.",
+                    f"{name} is a superuser: model SQL could read server files or run programs. "
+                    "Connect schemawise as a SELECT-only role instead.",
+                    _reader_role_sql(conn),
                 )
             )
+        # A superuser has them all: the superuser finding says what to do instead.
         for flag, label in (
-            (createrole, "CREATEROLE"),
-            (createdb, "CREATEDB"),
-            (bypassrls, "BYPASSRLS"),
+            []
+            if superuser
+            else (
+                (createrole, "CREATEROLE"),
+                (createdb, "CREATEDB"),
+                (bypassrls, "BYPASSRLS"),
+            )
         ):
             if flag:
                 findings.append(
@@ -228,6 +234,38 @@ def inspect_role(url: str) -> list[Finding]:
     if not findings:
         findings.append(Finding("ok", "role", "The role is a non-superuser without write access."))
     return findings
+
+
+def _sql_name(name: str, conn: psycopg.Connection[Any]) -> str:
+    """A name as a person would type it: quoted only when it must be."""
+    plain = re.fullmatch(r"[a-z_][a-z0-9_]*", name) is not None
+    return name if plain else pgsql.Identifier(name).as_string(conn)
+
+
+def _reader_role_sql(conn: psycopg.Connection[Any]) -> str:
+    """The statements that make a SELECT-only role for this database's user schemas."""
+    schemas = [
+        str(r[0])
+        for r in conn.execute(
+            f"SELECT nspname FROM pg_namespace WHERE nspname NOT IN {_SYSTEM} "
+            "AND nspname NOT LIKE 'pg\\_%' AND nspname NOT IN ('schemawise', 'public') "
+            "ORDER BY 1"
+        ).fetchall()
+    ] or ["public"]
+    role = _sql_name(READER_ROLE, conn)
+    lines = [
+        f"CREATE ROLE {role} LOGIN PASSWORD '…' NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;",
+        f"ALTER ROLE {role} SET default_transaction_read_only = on;",
+        f"ALTER ROLE {role} SET statement_timeout = '60s';",
+    ]
+    for schema in schemas:
+        name = _sql_name(schema, conn)
+        lines += [
+            f"GRANT USAGE ON SCHEMA {name} TO {role};",
+            f"GRANT SELECT ON ALL TABLES IN SCHEMA {name} TO {role};",
+            f"ALTER DEFAULT PRIVILEGES IN SCHEMA {name} GRANT SELECT ON TABLES TO {role};",
+        ]
+    return " ".join(lines) + f" Then connect as {READER_ROLE}."
 
 
 def _database_findings(conn: psycopg.Connection[Any]) -> list[Finding]:
