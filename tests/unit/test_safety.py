@@ -302,3 +302,19 @@ def test_attribute_notation_calls_are_unknown_columns(sql: str) -> None:
 def test_second_statement_count_is_reported() -> None:
     [problem] = check_safety("SELECT 1; SELECT 2", "postgres").problems
     assert problem.model_dump()["statements"] == 2
+
+
+@pytest.mark.parametrize(
+    ("sql", "where", "hint"),
+    [
+        ("SELEC * FROM shop.orders", 'near "SELEC * FROM"', "starts with 'SELEC'"),
+        ("SELECT * FORM shop.orders", 'near "SELECT * FORM shop"', "one SELECT statement"),
+        ("SELECT * FROM t WHERE", "line 1, column 21", "one SELECT statement"),
+        ("SELECT 'open", "not closed", "one SELECT statement"),
+    ],
+)
+def test_a_syntax_error_says_where_in_the_callers_text(sql: str, where: str, hint: str) -> None:
+    [problem] = check_safety(sql, "postgres").problems
+    assert problem.type == "parse_error"
+    assert where in problem.message and hint in problem.hint
+    assert "sqlglot" not in problem.message and "<class" not in problem.message

@@ -94,6 +94,43 @@ def check_input(sql: str) -> SafetyResult | None:
     return None
 
 
+_LEADING_WORD = re.compile(r"\s*([A-Za-z_]+)")
+_STATEMENT_STARTS = ("select", "with", "values", "table", "(")
+
+
+def parse_problem(exc: ParseError | TokenError, sql: str, dialect: str) -> SqlProblem:
+    """Where the syntax breaks, in the caller's own text, without the parser's internals
+    ("Required keyword: 'expression' missing for <class …Mul>" says nothing to a person)."""
+    errors = getattr(exc, "errors", None) or [{}]
+    first = errors[0] if errors else {}
+    line, col = first.get("line"), first.get("col")
+    description = str(first.get("description") or str(exc).splitlines()[0])
+    if isinstance(exc, TokenError):
+        what = "a quote or comment is not closed"
+    elif description.startswith("Required keyword"):
+        what = "something is missing here"
+    elif description.startswith("Invalid expression / Unexpected token"):
+        what = "unexpected word or symbol"
+    else:
+        what = description[:200]
+    near = str(first.get("start_context") or "")[-30:] + str(first.get("highlight") or "")
+    where = f' near "{near.strip()}"' if near.strip() else ""
+    at = f" (line {line}, column {col})" if line is not None else ""
+    hint = "Fix the syntax; one SELECT statement is expected."
+    leading = _LEADING_WORD.match(sql)
+    if leading and not sql.lstrip().lower().startswith(_STATEMENT_STARTS):
+        hint = (
+            f"The statement starts with {leading.group(1)!r}; a query starts with SELECT or WITH."
+        )
+    return SqlProblem.of(
+        "parse_error",
+        f"The SQL does not parse as {dialect}{where}{at}: {what}.",
+        hint,
+        line=line,
+        col=col,
+    )
+
+
 def check_safety(sql: str, dialect: str = "postgres") -> SafetyResult:
     """Refuse anything but one read-only query; return its parsed tree when it passes."""
     refused = check_input(sql)
@@ -102,19 +139,7 @@ def check_safety(sql: str, dialect: str = "postgres") -> SafetyResult:
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except (ParseError, TokenError) as exc:
-        errors = getattr(exc, "errors", None) or [{}]
-        first = errors[0] if errors else {}
-        return SafetyResult(
-            [
-                SqlProblem.of(
-                    "parse_error",
-                    f"The SQL does not parse as {dialect}: {str(exc).splitlines()[0][:300]}",
-                    "Fix the syntax; one SELECT statement is expected.",
-                    line=first.get("line"),
-                    col=first.get("col"),
-                )
-            ]
-        )
+        return SafetyResult([parse_problem(exc, sql, dialect)])
     except (SqlglotError, RecursionError, ValueError) as exc:
         return _refuse(f"The SQL could not be analysed ({type(exc).__name__}).", "Simplify it.")
     except (IndexError, TypeError, KeyError, AttributeError) as exc:
