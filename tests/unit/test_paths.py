@@ -145,3 +145,22 @@ def test_render_lists_joins_grain_and_warnings() -> None:
     text = connecting_tree(SHOP, ["orders", "order_items", "shipments"]).render()
     assert "JOIN order_items.order_id = orders.id" in text
     assert "grain:" in text and "warning:" in text
+
+
+def test_long_edge_notes_are_shortened_at_a_word() -> None:
+    from rich.console import Console
+
+    from schemawise.graph.model import Edge, Evidence, SchemaGraph, Table
+    from schemawise.graph.render import graph_tables
+
+    note = "declared key whose parent repeats in the data: " + "parentvalue " * 20
+    graph = SchemaGraph(
+        tables=[Table(name="a"), Table(name="b")],
+        edges=[Edge(child_table="a", child_columns=["b_id"], parent_table="b",
+                    parent_columns=["id"], cardinality="many_to_many", source="foreign_key",
+                    confidence=1.0, evidence=Evidence(notes=[note]))],
+    )  # fmt: skip
+    console = Console(width=400, record=True)
+    console.print(graph_tables(graph))
+    text = console.export_text()
+    assert "parentvalue …" in text and "parentval…" not in text

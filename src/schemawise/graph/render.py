@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from textwrap import shorten
+
 from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -39,7 +41,7 @@ def graph_tables(graph: SchemaGraph) -> Group:
             e.source,
             f"{e.confidence:.2f}",
             e.evidence.cardinality_basis,
-            (notes[0] if notes else "")[:60],
+            shorten(notes[0], 80, placeholder=" …") if notes else "",
         )
     parts: list[RichTable | Text] = [tables, edges]
     if graph.problems:
