@@ -201,3 +201,31 @@ NET_REVENUE = Rule(
 def test_business_rule(sql: str, broken: bool) -> None:
     errors = [p.type for p in check_sql(sql, GRAPH, rules=[NET_REVENUE]).errors]
     assert ("business_rule" in errors) is broken
+
+
+_SPELLING = SchemaGraph(
+    dialect="postgres",
+    tables=[
+        Table(name="shop.orders", columns=[Column(name=c, type="int") for c in
+              ("order_id", "customer_id", "amount", "status")]),
+        Table(name="shop.customers", columns=[Column(name=c, type="int") for c in
+              ("customer_id", "name")]),
+    ],
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sql", "closest"),
+    [
+        ("SELECT amout FROM shop.orders", ["amount"]),
+        ("SELECT o.amout FROM shop.orders o", ["amount"]),
+        ("SELECT c.nmae FROM shop.orders o JOIN shop.customers c "
+         "ON c.customer_id = o.customer_id", ["name"]),
+        ("SELECT o.zzzz FROM shop.orders o", []),
+    ],
+)  # fmt: skip
+def test_an_unknown_column_gets_a_did_you_mean(sql: str, closest: list[str]) -> None:
+    [problem] = [p for p in check_sql(sql, _SPELLING).errors if p.type == "unknown_column"]
+    assert problem.model_dump()["closest"] == closest
+    if closest:
+        assert f"Did you mean {closest[0]}?" == problem.hint

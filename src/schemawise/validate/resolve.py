@@ -110,21 +110,41 @@ def tables_with_column(graph: SchemaGraph, column: str) -> list[str]:
     return [t.name for t in graph.tables if any(c.name.lower() == lowered for c in t.columns)]
 
 
-def _unknown_column(graph: SchemaGraph, name: str, alias: str | None) -> SqlProblem:
+def _unknown_column(
+    graph: SchemaGraph, name: str, alias: str | None, in_scope: list[str]
+) -> SqlProblem:
+    """`in_scope`: the columns the query could have meant (of the alias's table, or of every
+    table it reads), for a did-you-mean."""
     where = tables_with_column(graph, name)
     written = f"{alias}.{name}" if alias else name
-    hint = (
-        f"{name} exists in {', '.join(where[:8])}: join that table or qualify the column."
-        if where
-        else "Check the column list of the tables in FROM (`graph` shows them)."
-    )
+    by_lower = {c.lower(): c for c in in_scope}
+    closest = [by_lower[c] for c in get_close_matches(name.lower(), list(by_lower), n=3)]
+    if where:
+        hint = f"{name} exists in {', '.join(where[:8])}: join that table or qualify the column."
+    elif closest:
+        hint = f"Did you mean {' or '.join(closest)}?"
+    else:
+        hint = "Check the column list of the tables in FROM (`graph` shows them)."
     return SqlProblem.of(
         "unknown_column",
         f"Column {written} does not exist in the tables this query reads.",
         hint,
         column=name,
         tables_with_column=where,
+        closest=closest,
     )
+
+
+def _columns_of(scope: Scope, graph: SchemaGraph, alias: str | None) -> list[str]:
+    """Columns of the table behind `alias`, or of every table the scope reads."""
+    names: list[str] = []
+    for name, (_, source) in scope.selected_sources.items():
+        if alias is not None and name != alias:
+            continue
+        table = find_table(graph, source) if isinstance(source, exp.Table) else None
+        if table is not None:
+            names += [c.name for c in table.columns]
+    return names
 
 
 def _scope_problems(scope: Scope, graph: SchemaGraph) -> list[SqlProblem]:
@@ -150,7 +170,9 @@ def _scope_problems(scope: Scope, graph: SchemaGraph) -> list[SqlProblem]:
                 )
             )
         else:
-            problems.append(_unknown_column(graph, column.name, None))
+            problems.append(
+                _unknown_column(graph, column.name, None, _columns_of(scope, graph, None))
+            )
     if scope.external_columns and not scope.is_correlated_subquery:
         for column in scope.external_columns:
             if column.table and column.table not in scope.sources:
@@ -165,7 +187,11 @@ def _scope_problems(scope: Scope, graph: SchemaGraph) -> list[SqlProblem]:
                     )
                 )
             elif column.table:
-                problems.append(_unknown_column(graph, column.name, column.table))
+                problems.append(
+                    _unknown_column(
+                        graph, column.name, column.table, _columns_of(scope, graph, column.table)
+                    )
+                )
     return problems
 
 
@@ -195,7 +221,7 @@ def resolve(tree: exp.Expression, graph: SchemaGraph) -> Resolution:
             )
             break
         except OptimizeError as exc:
-            problem, name = _from_optimize_error(str(exc), graph)
+            problem, name = _from_optimize_error(str(exc), graph, _columns_read(work, graph))
             result.problems.append(problem)
             if name is None:
                 return result
@@ -226,10 +252,22 @@ def resolve(tree: exp.Expression, graph: SchemaGraph) -> Resolution:
     return result
 
 
-def _from_optimize_error(message: str, graph: SchemaGraph) -> tuple[SqlProblem, str | None]:
+def _columns_read(tree: exp.Expr, graph: SchemaGraph) -> list[str]:
+    """Columns of every table the query reads, for a did-you-mean."""
+    names: list[str] = []
+    for node in tree.find_all(exp.Table):
+        table = find_table(graph, node)
+        if table is not None:
+            names += [c.name for c in table.columns if c.name not in names]
+    return names
+
+
+def _from_optimize_error(
+    message: str, graph: SchemaGraph, in_scope: list[str]
+) -> tuple[SqlProblem, str | None]:
     if match := _UNKNOWN_COLUMN.search(message.splitlines()[0]):
         name = match.group(1).strip().strip('"')
-        return _unknown_column(graph, name, None), name
+        return _unknown_column(graph, name, None, in_scope), name
     if match := _AMBIGUOUS.search(message):
         name = match.group(1).strip('"')
         return (
