@@ -75,6 +75,14 @@ def handle_errors[F: Callable[..., Any]](func: F) -> F:
                 if exc.hint:
                     err.print(f"[bold]hint:[/] {exc.hint}", highlight=False)
             raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err.print(
+                "[bold yellow]interrupted:[/] schemawise writes in whole transactions, so "
+                "nothing half-done was kept (`index` leaves the index as it was; `rows backfill` "
+                "resumes where it stopped).",
+                highlight=False,
+            )
+            raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
 

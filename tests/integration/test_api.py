@@ -78,3 +78,34 @@ def test_indexing_removes_documents_earlier_benchmarks_left_behind(
             ).fetchall()
         )
     assert "spider/leftover" not in counts and counts.get("spider/registered", 0) > 0
+
+
+def test_an_interrupted_index_keeps_nothing_half_done(
+    embedded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after the documents were written but before the source was registered: the
+    one transaction rolls back, and the CLI says so with exit code 130."""
+    import psycopg
+    from typer.testing import CliRunner
+
+    from schemawise.cli import app
+    from schemawise.index import sources
+
+    path = tmp_path / "league.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA)
+
+    def interrupt(url: str) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sources, "redact", interrupt)  # called for the registration row
+    result = CliRunner().invoke(
+        app, ["index", f"sqlite:///{path}", "--name", "halfway", "--index-url", embedded_url]
+    )
+    assert result.exit_code == 130
+    assert "nothing half-done was kept" in " ".join(result.output.split())
+    with psycopg.connect(embedded_url) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM schemawise.index_documents WHERE source = 'halfway'"
+        ).fetchone()
+    assert left == (0,)

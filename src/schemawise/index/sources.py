@@ -137,7 +137,9 @@ def index_source(
         previous = conn.execute(
             "SELECT version FROM schemawise.index_sources WHERE source = %s", (name,)
         ).fetchone()
-        counts = store.replace_source(conn, name, docs, embedder, graph.version, say)
+        # One transaction for the documents and their registration: an interrupted `index`
+        # leaves the index as it was (nothing partial, nothing unregistered).
+        counts = store.replace_source(conn, name, docs, embedder, graph.version, say, commit=False)
         conn.execute(
             "INSERT INTO schemawise.index_sources (source, url, version, graph, documents, "
             "metadata, options) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (source) DO "
@@ -155,6 +157,7 @@ def index_source(
             ),
         )
         conn.commit()
+        store.tidy_after(conn, counts)
     return IndexReport(
         source=name,
         version=graph.version,

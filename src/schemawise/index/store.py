@@ -140,9 +140,12 @@ def replace_source(
     embedder: Embedder,
     version: str | None = None,
     progress: Callable[[str], None] | None = None,
+    *,
+    commit: bool = True,
 ) -> WriteCounts:
     """Write a source's documents, embedding only those whose text changed (by fingerprint),
-    and stamp them all with the schema version they describe."""
+    and stamp them all with the schema version they describe. With `commit=False` the caller
+    commits (with what else belongs to the same change) and calls `tidy_after` itself."""
     register_vector(conn)
     existing = dict(
         conn.execute(
@@ -189,10 +192,17 @@ def replace_source(
     )
     if changed or removed:
         _count_vocabulary(conn, source)
-    conn.commit()
-    if len(changed) + len(removed) >= TIDY_AFTER:
+    counts = WriteCounts(len(changed), len(removed), len(docs) - len(changed))
+    if commit:
+        conn.commit()
+        tidy_after(conn, counts)
+    return counts
+
+
+def tidy_after(conn: psycopg.Connection[Any], counts: WriteCounts) -> None:
+    """Vacuum and analyse after a large change (outside any transaction)."""
+    if counts.embedded + counts.removed >= TIDY_AFTER:
         tidy(conn)
-    return WriteCounts(len(changed), len(removed), len(docs) - len(changed))
 
 
 def _count_vocabulary(conn: psycopg.Connection[Any], source: str) -> None:
