@@ -108,7 +108,12 @@ POSTGRES = [
          "SELECT * FROM pg_stat_get_activity(NULL)",
          "SELECT * FROM pg_lock_status()",
          "SELECT pg_stat_get_live_tuples('{T}'::regclass)",
-         "SELECT reltuples FROM pg_class WHERE relname = 'notes'"),
+         "SELECT reltuples FROM pg_class WHERE relname = 'notes'",
+         "SELECT CASE WHEN g <= 255 THEN 'x' ELSE repeat('y', 2000000) END AS v "
+         "FROM generate_series(1, 1000) g",
+         "SELECT json_agg('{\"a\":{}}'::json) FROM generate_series(1, 8000000) g",
+         "SELECT (repeat('[', 3000) || repeat(']', 3000))::jsonb AS j",
+         "SELECT ('[' || repeat('9', 5000) || ']')::json AS j"),
 ]  # fmt: skip
 
 SQLITE = [
@@ -178,7 +183,8 @@ DUCKDB = [
     *_duckdb(RESOURCES,
              "SELECT repeat('x', 50000000)",
              "SELECT string_agg(repeat('x', 100000), '') FROM range(100000)",
-             "SELECT * FROM range(100000000)"),
+             "SELECT * FROM range(100000000)",
+             "SELECT list({}) AS l FROM range(2400000)"),
 ]  # fmt: skip
 
 ALL = POSTGRES + SQLITE + DUCKDB

@@ -12,6 +12,7 @@ past it. `client_connection_check_interval` makes a backend whose client is gone
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
@@ -19,10 +20,12 @@ from typing import Any, Literal, Self
 
 import psycopg
 from psycopg import sql as pgsql
+from psycopg.types.string import TextLoader
 
 from schemawise.db.guard import (
     CANCELLED,
     CONNECTION_LOST,
+    RESOURCE_LIMIT,
     TIMEOUT,
     Deadline,
     GuardedQueryError,
@@ -103,6 +106,11 @@ class PostgresSession:
             self.conn = psycopg.connect(url, autocommit=False, connect_timeout=connect_timeout)
         except psycopg.OperationalError as exc:
             raise GuardedQueryError("postgres", str(exc).strip(), "08001") from exc
+        # json and jsonb arrive as their text: parsed into Python objects they took about 20
+        # times their counted size, could nest past the recursion limit, and were parsed
+        # outside any deadline (all found by an outside attack). The caller gets the JSON text.
+        for json_type in ("json", "jsonb"):
+            self.conn.adapters.register_loader(json_type, TextLoader)
         self.watchdog = _Watchdog(self.conn, deadline, supervisor_url)
         try:
             self._begin(settings or {})
@@ -145,7 +153,8 @@ class PostgresSession:
         with self._errors(), self.conn.cursor() as cursor:
             # VERBOSE names the schema of every table read, for reads_row_secured.
             row = cursor.execute("EXPLAIN (FORMAT JSON, VERBOSE) " + sql, prepare=True).fetchone()
-        plan = row[0] if row else []
+        # json arrives as text on this connection (see __init__); the server wrote this one.
+        plan = json.loads(row[0]) if row and isinstance(row[0], str) else (row[0] if row else [])
         return plan[0]["Plan"] if plan else {}
 
     def reads_row_secured(self, plan: dict[str, Any]) -> bool:
@@ -217,7 +226,16 @@ class _ErrorMapper:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, _: object
     ) -> Literal[False]:
-        if exc is None or isinstance(exc, GuardedQueryError) or not isinstance(exc, psycopg.Error):
+        if exc is None or isinstance(exc, GuardedQueryError):
+            return False
+        if isinstance(exc, MemoryError | RecursionError | OverflowError | ValueError):
+            # A value the client could not hold or read (psycopg's loaders): a classified
+            # ending, never a traceback.
+            kind = RESOURCE_LIMIT if isinstance(exc, MemoryError | RecursionError) else None
+            raise GuardedQueryError(
+                "postgres", f"a value could not be read: {type(exc).__name__}", kind=kind
+            ) from exc
+        if not isinstance(exc, psycopg.Error):
             return False
         state = getattr(exc, "sqlstate", None)
         message = str(exc).strip() or type(exc).__name__

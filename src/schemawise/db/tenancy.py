@@ -15,6 +15,7 @@ DEFINER function that maps `session_user` to its tenant through a table no reade
 from __future__ import annotations
 
 import hashlib
+import hmac
 from typing import Any
 
 import psycopg
@@ -36,13 +37,29 @@ CREATE OR REPLACE FUNCTION schemawise.current_tenant() RETURNS text
     LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog
     AS $$ SELECT tenant FROM schemawise.tenant_roles WHERE role_name = session_user $$;
 REVOKE ALL ON FUNCTION schemawise.current_tenant() FROM PUBLIC;
+CREATE TABLE IF NOT EXISTS schemawise.tenancy_secret (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    salt text NOT NULL
+);
+REVOKE ALL ON schemawise.tenancy_secret FROM PUBLIC;
+INSERT INTO schemawise.tenancy_secret (salt)
+    SELECT replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')
+    WHERE NOT EXISTS (SELECT 1 FROM schemawise.tenancy_secret);
 """
 
 
-def tenant_role_name(tenant: Any) -> str:
-    """A role name for any tenant value (role names are at most 63 bytes)."""
-    digest = hashlib.sha256(str(tenant).encode("utf-8")).hexdigest()[:24]
-    return TENANT_ROLE_PREFIX + digest
+def tenant_role_name(tenant: Any, salt: str) -> str:
+    """A role name for any tenant value (role names are at most 63 bytes). Role names are
+    visible to every role (`regrole`), so the name is keyed with the database's secret salt:
+    a plain hash of "2" or "acme-corp" would tell any tenant which others exist."""
+    digest = hmac.new(salt.encode(), str(tenant).encode("utf-8"), hashlib.sha256).hexdigest()
+    return TENANT_ROLE_PREFIX + digest[:24]
+
+
+def _salt(conn: psycopg.Connection[Any]) -> str:
+    row = conn.execute("SELECT salt FROM schemawise.tenancy_secret").fetchone()
+    assert row is not None, "ensure_tenancy_objects writes the salt"
+    return str(row[0])
 
 
 def ensure_tenancy_objects(conn: psycopg.Connection[Any]) -> None:
@@ -63,8 +80,8 @@ def ensure_tenant_role(admin_url: str, tenant: Any) -> str:
     from schemawise.db.roles import ensure_reader_role, login_role, with_user
 
     ensure_reader_role(admin_url)
-    name = tenant_role_name(tenant)
     with psycopg.connect(admin_url, autocommit=True) as conn:
+        name = tenant_role_name(tenant, _salt(conn))
         login_role(conn, name)
         conn.execute(
             "INSERT INTO schemawise.tenant_roles (role_name, tenant) VALUES (%s, %s) "
