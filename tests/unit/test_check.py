@@ -229,3 +229,29 @@ def test_an_unknown_column_gets_a_did_you_mean(sql: str, closest: list[str]) -> 
     assert problem.model_dump()["closest"] == closest
     if closest:
         assert f"Did you mean {closest[0]}?" == problem.hint
+
+
+def test_a_wrong_join_key_hint_suggests_the_direct_relationship() -> None:
+    """Customer.SupportRepId → Employee.EmployeeId, and Employee.ReportsTo → Employee too:
+    the two share a parent, but the hint names the direct key, not the sibling pair."""
+    graph = SchemaGraph(
+        dialect="sqlite",
+        tables=[
+            Table(name="Customer", columns=[Column(name=c, type="int") for c in
+                  ("CustomerId", "SupportRepId")]),
+            Table(name="Employee", columns=[Column(name=c, type="int") for c in
+                  ("EmployeeId", "ReportsTo")]),
+        ],
+        edges=[
+            Edge(child_table="Customer", child_columns=["SupportRepId"], parent_table="Employee",
+                 parent_columns=["EmployeeId"], cardinality="many_to_one",
+                 source="foreign_key"),
+            Edge(child_table="Employee", child_columns=["ReportsTo"], parent_table="Employee",
+                 parent_columns=["EmployeeId"], cardinality="many_to_one",
+                 source="foreign_key"),
+        ],
+    )  # fmt: skip
+    sql = "SELECT 1 FROM Customer c JOIN Employee e ON c.CustomerId = e.EmployeeId"
+    [problem] = check_sql(sql, graph).errors
+    assert problem.type == "wrong_join_key"
+    assert problem.model_dump()["expected"] == ["Customer.SupportRepId = Employee.EmployeeId"]

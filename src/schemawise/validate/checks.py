@@ -29,16 +29,20 @@ def join_problems(
             continue
         left, right = facts.tables[pair.left_alias], facts.tables[pair.right_alias]
         written = f"{pair.left_alias}.{pair.left_column} = {pair.right_alias}.{pair.right_column}"
-        known = edges_between(graph, left, right) + sibling_edges(graph, left, right)
+        direct = edges_between(graph, left, right)
+        known = direct + sibling_edges(graph, left, right)
         # A column that is itself a key of a relationship between these two tables, compared
         # with the wrong partner (`eye_colour_id = colour.colour`), is wrong even when another
         # predicate joins the pair correctly.
         involved = {c.lower() for e in known for c in e.child_columns + e.parent_columns}
         misused = bool({pair.left_column.lower(), pair.right_column.lower()} & involved)
         if known and (frozenset((pair.left_alias, pair.right_alias)) not in matched or misused):
+            # Suggest the direct relationships when there are any: a join through a shared
+            # parent (Customer.SupportRepId = Employee.ReportsTo, both naming an employee) is
+            # possible but rarely what was meant.
             keys = [
                 _condition(e.child_table, e.child_columns, e.parent_table, e.parent_columns)
-                for e in known
+                for e in (direct or known)
             ]
             errors.append(
                 SqlProblem.of(
