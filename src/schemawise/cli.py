@@ -350,10 +350,10 @@ def doctor(url: UrlArg, as_json: JsonOpt = False) -> None:
 
         target = parsed.target
         if parsed.kind == "embedded":
-            from schemawise.db.embedded import ensure_started
+            from schemawise.db.embedded import admin_url
             from schemawise.db.roles import ensure_reader_role
 
-            target = ensure_reader_role(ensure_started())
+            target = ensure_reader_role(admin_url(parsed.target))
         findings = [f.__dict__ for f in inspect_role(target)]
     if as_json:
         print(json.dumps({"findings": findings}, indent=2))
@@ -576,9 +576,9 @@ def _admin_url(url: str) -> str:
 
     parsed = parse_url(url)
     if parsed.kind == "embedded":
-        from schemawise.db.embedded import ensure_started
+        from schemawise.db.embedded import admin_url
 
-        return ensure_started()
+        return admin_url(parsed.target)
     if parsed.kind != "postgres":
         raise SchemawiseError(
             "Row search needs PostgreSQL with pgvector.",

@@ -41,11 +41,11 @@ def resolve_target(url: str, tenant: Any = None) -> Target:
     """Where model SQL runs: never as a superuser, and for a tenant as that tenant's role."""
     parsed = parse_url(url)
     if parsed.kind == "embedded":
-        from schemawise.db.embedded import ensure_started
+        from schemawise.db.embedded import admin_url
         from schemawise.db.roles import ensure_reader_role
         from schemawise.db.tenancy import ensure_tenant_role
 
-        admin = ensure_started()
+        admin = admin_url(parsed.target)  # the reader role is managed per database
         if tenant is not None:
             return Target("postgres", ensure_tenant_role(admin, tenant), admin)
         return Target("postgres", ensure_reader_role(admin), admin)

@@ -184,3 +184,30 @@ def test_cli_run_and_doctor(demo_rows: warehouse.DemoRows, embedded_url: str) ->
     [superuser] = [f for f in findings if f["check"] == "superuser"]
     assert "CREATE ROLE schemawise_reader" in superuser["fix"]
     assert "GRANT SELECT ON ALL TABLES IN SCHEMA shop TO" in superuser["fix"]
+
+
+def test_another_database_of_the_embedded_server(embedded_url: str) -> None:
+    """`embedded/<name>` names another database of the embedded server: schemawise makes the
+    reader role's grants there too, and runs as that reader, never as the owner."""
+    import psycopg
+
+    from schemawise.db.embedded import database_url
+
+    with psycopg.connect(database_url(embedded_url, "postgres"), autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS sales WITH (FORCE)")
+        conn.execute("CREATE DATABASE sales")
+    with psycopg.connect(database_url(embedded_url, "sales"), autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA crm")
+        conn.execute("CREATE TABLE crm.deals AS SELECT g AS deal_id FROM generate_series(1, 7) g")
+    done = runner.invoke(app, ["run", "embedded/sales", "--json", "--sql",
+                               "SELECT count(*) FROM crm.deals"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["result"]["rows"] == [[7]]
+    # doctor inspects the role `run` used there: the reader, with the revocations in place.
+    doctor = runner.invoke(app, ["doctor", "embedded/sales", "--json"])
+    assert doctor.exit_code == 0, doctor.output
+    assert [f["severity"] for f in json.loads(doctor.stdout)["findings"]] == ["ok"]
+    missing = runner.invoke(app, ["run", "embedded/nosuchdb", "--sql", "SELECT 1"])
+    assert missing.exit_code == 2 and "CREATE DATABASE" in missing.output
+    bad = runner.invoke(app, ["run", "embedded/x;drop", "--sql", "SELECT 1"])
+    assert bad.exit_code == 2 and "not a database name" in bad.output

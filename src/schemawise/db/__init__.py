@@ -20,9 +20,9 @@ def connect(url: str, *, schemas: list[str] | None = None) -> Source:
     from schemawise.db.postgres import PostgresSource
 
     if parsed.kind == "embedded":
-        from schemawise.db.embedded import ensure_started
+        from schemawise.db.embedded import admin_url
 
-        return PostgresSource(ensure_started(), schemas=schemas)
+        return PostgresSource(admin_url(parsed.target), schemas=schemas)
     return PostgresSource(parsed.target, schemas=schemas)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 
 from schemawise.config import embedded_data_dir
-from schemawise.errors import EmbeddedDatabaseError
+from schemawise.errors import ConnectionFailedError, EmbeddedDatabaseError
 
 DATABASE = "schemawise"
 
@@ -68,6 +68,22 @@ def _postmaster(data_dir: Path) -> tuple[int, str] | None:
 
 def _url(socket_dir: str, database: str = DATABASE) -> str:
     return f"postgresql://postgres@/{database}?host={socket_dir}"
+
+
+def admin_url(database: str = "") -> str:
+    """The owner's URL for one database of the embedded server (started if need be): its
+    own database by default, or another that exists in it."""
+    url = ensure_started()
+    if not database or database == DATABASE:
+        return url
+    with psycopg.connect(database_url(url, "postgres"), autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,))
+        if found.fetchone() is None:
+            raise ConnectionFailedError(
+                f"The embedded server has no database {database!r}.",
+                f'Create it first: psql or psycopg on {url} running CREATE DATABASE "{database}".',
+            )
+    return database_url(url, database)
 
 
 def database_url(url: str, database: str) -> str:

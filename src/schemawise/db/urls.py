@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -12,14 +13,18 @@ Kind = Literal["postgres", "sqlite", "duckdb", "embedded"]
 
 EXAMPLES = (
     "postgresql://user:password@host:5432/dbname, sqlite:///path/to/file.sqlite, "
-    "duckdb:///path/to/file.duckdb, or 'embedded' for schemawise's own database"
+    "duckdb:///path/to/file.duckdb, 'embedded' for schemawise's own database, or "
+    "embedded/<name> for another database of the embedded server"
 )
+_DATABASE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
 @dataclass(frozen=True)
 class ParsedURL:
     kind: Kind
-    target: str  # the URL for Postgres, the file path for SQLite and DuckDB
+    # The URL for Postgres, the file path for SQLite and DuckDB, and for the embedded server
+    # the database's name ("" for schemawise's own).
+    target: str
 
 
 def _file_path(rest: str) -> str:
@@ -38,6 +43,15 @@ def parse_url(url: str) -> ParsedURL:
     lowered = url.lower()
     if lowered in {"embedded", "demo"}:
         return ParsedURL("embedded", "")
+    if lowered.startswith("embedded/"):
+        # Another database of the embedded server: its name, checked like an identifier.
+        database = url[len("embedded/") :]
+        if not _DATABASE_NAME.fullmatch(database):
+            raise InvalidURLError(
+                f"{database!r} is not a database name.",
+                "Write embedded/<name> with letters, digits and underscores, e.g. embedded/sales.",
+            )
+        return ParsedURL("embedded", database)
     if lowered.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
         return ParsedURL("postgres", url.replace("postgresql+psycopg://", "postgresql://", 1))
     for prefix, kind in (("sqlite:///", "sqlite"), ("duckdb:///", "duckdb")):

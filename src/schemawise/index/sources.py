@@ -205,6 +205,8 @@ def seen_values(meta: Metadata) -> dict[str, list[str]]:
 def _default_name(url: str) -> str:
     if url in ("embedded", "demo"):
         return "embedded"
+    if url.startswith("embedded/"):
+        return url.split("/", 1)[1]
     tail = redact(url).rsplit("/", 1)[-1].split("?", 1)[0]
     return Path(tail).stem or "default"
 

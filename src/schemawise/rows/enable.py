@@ -112,9 +112,9 @@ def enable(
         )
     target = parsed.target
     if parsed.kind == "embedded":
-        from schemawise.db.embedded import ensure_started
+        from schemawise.db.embedded import admin_url
 
-        target = ensure_started()
+        target = admin_url(parsed.target)
     table = qualified(table)
     embedder = get_embedder(model)
     if not text_columns:
@@ -331,9 +331,9 @@ def disable(url: str, table: str) -> bool:
     parsed = parse_url(url)
     target = parsed.target
     if parsed.kind == "embedded":
-        from schemawise.db.embedded import ensure_started
+        from schemawise.db.embedded import admin_url
 
-        target = ensure_started()
+        target = admin_url(parsed.target)
     table = qualified(table)
     with psycopg.connect(target) as conn:
         config = load_config(conn, table)
