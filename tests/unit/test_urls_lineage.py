@@ -14,6 +14,7 @@ from schemawise.graph.lineage import tables_read
         ("duckdb:///w.duckdb", "duckdb", "w.duckdb"),
         ("file.sqlite", "sqlite", "file.sqlite"),
         ("embedded", "embedded", ""),
+        ("embedded/sales", "embedded", "sales"),
     ],
 )
 def test_parse_url(url: str, kind: str, target: str) -> None:
@@ -27,7 +28,9 @@ def test_three_slashes_find_an_absolute_file(tmp_path) -> None:  # type: ignore[
     assert parse_url(f"sqlite://{db}").target == str(db)  # sqlite:// + /tmp/... = three slashes
 
 
-@pytest.mark.parametrize("url", ["", "mysql://h/db", "nonsense"])
+@pytest.mark.parametrize(
+    "url", ["", "mysql://h/db", "nonsense", "embedded/", "embedded/x;drop", "embedded/a b"]
+)
 def test_bad_urls_raise_with_hint(url: str) -> None:
     with pytest.raises(InvalidURLError) as info:
         parse_url(url)
