@@ -197,7 +197,12 @@ def demo(
 SqlOpt = Annotated[str | None, typer.Option("--sql", help="The SQL statement.")]
 FileOpt = Annotated[Path | None, typer.Option("--file", help="A file holding the SQL statement.")]
 FanoutOpt = Annotated[
-    str, typer.Option("--fanout", help="Report fan-out risks as 'error' or 'warn'.")
+    str,
+    typer.Option(
+        "--fanout",
+        help="Fan-out risks as 'error', 'warn', or 'auto' (a SUM or AVG that a join multiplies "
+        "is an error, other risks warn).",
+    ),
 ]
 RulesOpt = Annotated[Path | None, typer.Option("--rules", help="YAML file of business rules.")]
 
@@ -216,9 +221,9 @@ def _read_sql(sql: str | None, file: Path | None) -> str:
 
 
 def _fanout_level(value: str) -> Any:
-    if value not in ("error", "warn"):
+    if value not in ("error", "warn", "auto"):
         raise SchemawiseError(
-            f"--fanout takes 'error' or 'warn', not {value!r}.", "e.g. --fanout error"
+            f"--fanout takes 'error', 'warn' or 'auto', not {value!r}.", "e.g. --fanout error"
         )
     return value
 
@@ -274,7 +279,7 @@ def run(
     file: FileOpt = None,
     max_rows: Annotated[int, typer.Option("--max-rows", help="Rows returned at most.")] = 1000,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed.")] = 10.0,
-    fanout: FanoutOpt = "warn",
+    fanout: FanoutOpt = "auto",
     rules: RulesOpt = None,
     tenant: Annotated[
         str | None,

@@ -171,7 +171,7 @@ def run_checked(
     graph: SchemaGraph | None = None,
     limits: Limits | None = None,
     gate_limits: GateLimits | None = None,
-    fanout: FanoutLevel = "warn",
+    fanout: FanoutLevel = "auto",
     rules: list[Rule] | None = None,
     tenant: Any = None,
 ) -> RunOutcome:

@@ -29,7 +29,11 @@ def test_opening_example_caught_and_fixed(
     assert problem.type == "fanout_risk"
     assert problem.model_dump()["edge"] == "shop.orders → shop.shipments"
     # Run as a warning to see the wrong number; the pre-aggregated rewrite passes and is right.
-    wrong = run_checked("embedded", warehouse.FANOUT_SQL, graph=demo_graph)
+    # By default run refuses a SUM that a join multiplies: the number would be wrong.
+    refused = run_checked("embedded", warehouse.FANOUT_SQL, graph=demo_graph)
+    assert refused.result is None and [p.type for p in refused.check.errors] == ["fanout_risk"]
+    assert "Pre-aggregate" in refused.check.errors[0].hint
+    wrong = run_checked("embedded", warehouse.FANOUT_SQL, graph=demo_graph, fanout="warn")
     fixed = run_checked("embedded", warehouse.FIXED_SQL, graph=demo_graph, fanout="error")
     assert fixed.ok and fixed.check.warnings == []
     assert wrong.result is not None and fixed.result is not None

@@ -177,6 +177,26 @@ def test_fanout_cases(sql: str, risky: bool) -> None:
     assert bool(check_sql(sql, GRAPH).fanout) is risky
 
 
+@pytest.mark.parametrize(
+    ("sql", "refused"),
+    [
+        ("SELECT sum(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", True),
+        ("SELECT avg(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", True),
+        ("SELECT count(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id",
+         False),
+        ("SELECT count(*) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id "
+         "JOIN shipments s ON s.order_id = o.order_id", False),
+    ],
+)  # fmt: skip
+def test_auto_fanout_refuses_only_a_sum_or_average(sql: str, refused: bool) -> None:
+    """`auto` (run's default): a SUM or AVG over repeated rows is wrong whatever the data,
+    so it is an error; a COUNT may be what was meant, so it warns."""
+    result = check_sql(sql, GRAPH, fanout="auto")
+    assert result.fanout
+    assert bool([p for p in result.errors if p.type == "fanout_risk"]) is refused
+    assert bool([p for p in result.warnings if p.type == "fanout_risk"]) is not refused
+
+
 NET_REVENUE = Rule(
     name="net revenue",
     when_aggregating="orders.amt",

@@ -18,7 +18,9 @@ from schemawise.validate.resolve import resolve
 from schemawise.validate.rules import Rule, rule_problems
 from schemawise.validate.safety import check_safety
 
-FanoutLevel = Literal["error", "warn"]
+# error: every fan-out risk refuses; warn: none does; auto: a SUM or AVG over rows a join
+# repeats refuses (the number is wrong whatever the data), other risks warn.
+FanoutLevel = Literal["error", "warn", "auto"]
 
 
 class CheckResult(BaseModel):
@@ -100,6 +102,8 @@ def _analyse(
             )
         risks = fanout_problems(facts, graph)
         result.fanout.extend(risks)
-        (result.errors if fanout == "error" else result.warnings).extend(risks)
+        for risk in risks:
+            refuse = fanout == "error" or (fanout == "auto" and risk.model_dump().get("certain"))
+            (result.errors if refuse else result.warnings).append(risk)
         result.errors.extend(rule_problems(facts, rules, graph, result.tables))
     return result.finish()

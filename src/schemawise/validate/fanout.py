@@ -132,6 +132,8 @@ def _problem(
         f"FROM {owner_table} GROUP BY …)) and join that, or aggregate {other} separately; "
         "COUNT(DISTINCT …), MIN and MAX are safe.",
         aggregate=aggregate.sql(),
+        # SUM and AVG over repeated rows are wrong whatever the data; a COUNT may be meant.
+        certain=isinstance(aggregate, exp.Sum | exp.Avg),
         table=owner_table,
         multiplied_by=other,
         edge=f"{via} → {other}",
