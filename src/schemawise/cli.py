@@ -228,6 +228,15 @@ def _fanout_level(value: str) -> Any:
     return value
 
 
+def _say_graph_origin(origin: str) -> None:
+    said = {
+        "index": "schema graph: the indexed one (the catalogue has not changed since `index`)",
+        "extracted": "schema graph: read from the database now (not indexed, or changed since)",
+    }
+    if origin in said:
+        err.print(f"[dim]{said[origin]}[/]", highlight=False)
+
+
 def _print_problems(result: dict[str, Any]) -> None:
     for kind, style in (("errors", "bold red"), ("warnings", "bold yellow")):
         for problem in result.get(kind, []):
@@ -250,7 +259,7 @@ def check(
     as_json: JsonOpt = False,
 ) -> None:
     """Check one SQL statement against the schema graph; exit 1 when problems are found."""
-    from schemawise.runner import load_graph
+    from schemawise.graph.reuse import graph_for
     from schemawise.validate.check import check_sql
     from schemawise.validate.rules import load_rules
 
@@ -259,12 +268,14 @@ def check(
     loaded = load_rules(rules) if rules else None
     with progress(not as_json) as say:
         say("reading the schema graph")
-        graph = load_graph(url)
-    result = check_sql(text, graph, dialect=dialect, fanout=level, rules=loaded)
+        choice = graph_for(url)
+    result = check_sql(text, choice.graph, dialect=dialect, fanout=level, rules=loaded)
     doc = result.model_dump()
+    doc["graph_origin"] = choice.origin
     if as_json:
         print(json.dumps(doc, indent=2, default=str))
     else:
+        _say_graph_origin(choice.origin)
         _print_problems(doc)
         if result.ok:
             out.print("[bold green]ok[/]" + (" (with warnings)" if result.warnings else ""))
@@ -314,6 +325,7 @@ def run(
     if as_json:
         print(json.dumps(doc, indent=2, default=str))
     else:
+        _say_graph_origin(outcome.graph_origin)
         _print_problems(doc)
         if outcome.error:
             _print_problems({"errors": [doc["error"]]})

@@ -74,6 +74,9 @@ class RunOutcome:
     result: QueryResult | None = None
     error: SqlProblem | None = None
     stages: list[str] = field(default_factory=list)
+    # Where the schema graph came from: "index" (stored by `index`, catalogue unchanged),
+    # "extracted" (read from the database now) or "given" (by the caller).
+    graph_origin: str = "given"
 
     @property
     def ok(self) -> bool:
@@ -85,6 +88,7 @@ class RunOutcome:
         out["result"] = self.result.to_dict() if self.result else None
         out["error"] = self.error.model_dump() if self.error else None
         out["stages"] = self.stages
+        out["graph_origin"] = self.graph_origin
         return out
 
 
@@ -179,11 +183,16 @@ def run_checked(
     limits = limits or Limits()
     deadline = Deadline.after(limits.timeout_seconds)  # one deadline for the whole run
     target = resolve_target(url, tenant)
-    graph = graph or load_graph(url)
+    origin = "given"
+    if graph is None:
+        from schemawise.graph.reuse import graph_for
+
+        choice = graph_for(url)
+        graph, origin = choice.graph, choice.origin
     executed: str = sql
     params: dict[str, Any] | None = None
     settings: dict[str, Any] = {}
-    outcome = RunOutcome(_bounded_check(sql, graph, fanout, rules, deadline))
+    outcome = RunOutcome(_bounded_check(sql, graph, fanout, rules, deadline), graph_origin=origin)
     if target.kind == "postgres" and has_sw_match(sql):
         # sw_match(…) becomes the hybrid search with bound parameters; the validator and
         # the EXPLAIN gate see the rewritten query with every value inlined as a literal.
@@ -198,7 +207,9 @@ def run_checked(
         executed, params, sql = rewritten.sql, rewritten.params, rewritten.literal_sql
         settings.update({"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": 200,
                          "hnsw.max_scan_tuples": 50000})  # fmt: skip
-        outcome = RunOutcome(_bounded_check(sql, graph, fanout, rules, deadline))
+        outcome = RunOutcome(
+            _bounded_check(sql, graph, fanout, rules, deadline), graph_origin=origin
+        )
     outcome.stages.append("check")
     if not outcome.check.ok:
         return outcome  # the static check runs first, even where the database would refuse

@@ -109,3 +109,32 @@ def test_an_interrupted_index_keeps_nothing_half_done(
             "SELECT count(*) FROM schemawise.index_documents WHERE source = 'halfway'"
         ).fetchone()
     assert left == (0,)
+
+
+def test_check_and_run_reuse_the_indexed_graph_while_the_catalogue_is_unchanged(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from schemawise.cli import app
+
+    path = tmp_path / "league.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA)
+    url = f"sqlite:///{path}"
+    cli = CliRunner()
+    query = ["--json", "--sql", "SELECT count(*) FROM players"]
+    before = json.loads(cli.invoke(app, ["check", url, *query]).stdout)
+    assert before["graph_origin"] == "extracted"  # not indexed yet
+    api.index(url, "league_reuse", index_url=embedded_url)
+    checked = json.loads(cli.invoke(app, ["check", url, *query]).stdout)
+    ran = json.loads(cli.invoke(app, ["run", url, *query]).stdout)
+    assert checked["graph_origin"] == ran["graph_origin"] == "index"
+    assert ran["result"]["rows"] == [[2]]
+    with sqlite3.connect(path) as conn:  # the catalogue changes: the stored graph is stale
+        conn.execute("ALTER TABLE players ADD COLUMN assists INTEGER")
+    stale = cli.invoke(app, ["check", url, "--json", "--sql", "SELECT assists FROM players"])
+    doc = json.loads(stale.stdout)
+    assert doc["graph_origin"] == "extracted" and doc["ok"]  # the new column is known

@@ -155,6 +155,19 @@ class SchemaGraph(BaseModel):
             self._lookup_cache, self._lookup_stamp = index, stamp
         return self._lookup_cache
 
+    def structure_version(self) -> str:
+        """A fingerprint of what the catalogue alone says (tables, columns, keys, declared
+        references): cheap to recompute from the database without inferring or measuring
+        anything, so a stored graph can be checked for staleness in one catalogue read."""
+        return structure_fingerprint(
+            self.tables,
+            [
+                (e.child_table, e.child_columns, e.parent_table, e.parent_columns)
+                for e in self.edges
+                if e.source == "foreign_key" and e.via is None
+            ],
+        )
+
     def compute_version(self) -> str:
         """A fingerprint of the structure: changes when a table, column or key changes."""
         payload = {
@@ -173,3 +186,16 @@ class SchemaGraph(BaseModel):
     @classmethod
     def from_json(cls, text: str) -> SchemaGraph:
         return cls.model_validate_json(text)
+
+
+def structure_fingerprint(
+    tables: list[Table], references: list[tuple[str, list[str], str, list[str]]]
+) -> str:
+    payload = {
+        "tables": [
+            [t.name, t.kind, t.primary_key, sorted(t.unique), [[c.name, c.type] for c in t.columns]]
+            for t in sorted(tables, key=lambda t: t.name)
+        ],
+        "references": sorted(json.dumps([c, list(cc), p, list(pc)]) for c, cc, p, pc in references),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

@@ -1,0 +1,90 @@
+"""The schema graph for `check` and `run`: the one `index` stored, when the database's catalogue
+still matches it, else a fresh extraction.
+
+Extraction infers joins and measures cardinality on the data (seconds to minutes); reading the
+catalogue alone is cheap. So the stored graph is reused when the catalogue's fingerprint
+(`SchemaGraph.structure_version`) is the one the stored graph was built from, and the caller is
+told which graph it got.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+from schemawise.db import connect
+from schemawise.db.urls import parse_url, redact
+from schemawise.errors import SchemawiseError
+from schemawise.graph.extract import ExtractOptions, extract_graph
+from schemawise.graph.model import SchemaGraph, structure_fingerprint
+
+INDEXED = "index"
+EXTRACTED = "extracted"
+
+
+@dataclass(frozen=True)
+class GraphChoice:
+    graph: SchemaGraph
+    origin: str  # INDEXED or EXTRACTED
+    source: str | None = None  # the indexed source's name, when reused
+
+
+def _same_database(url: str, indexed_url: str) -> bool:
+    """Two URLs naming the same database: files by resolved path, servers by URL."""
+    try:
+        mine, theirs = parse_url(url), parse_url(indexed_url)
+    except SchemawiseError:  # an unreadable stored URL simply does not match
+        return False
+    if mine.kind != theirs.kind:
+        return False
+    if mine.kind in ("sqlite", "duckdb"):
+        return Path(mine.target).resolve() == Path(theirs.target).resolve()
+    if mine.kind == "embedded":
+        return mine.target == theirs.target
+    return redact(mine.target) == redact(theirs.target)
+
+
+def _indexed(url: str) -> tuple[str, SchemaGraph] | None:
+    """The stored graph of `url`, when the embedded index is running and holds it."""
+    from schemawise.db.embedded import status
+
+    running = status()
+    if not running.running or not running.url:
+        return None  # never start a server just to look
+    try:
+        with psycopg.connect(running.url, connect_timeout=5) as conn:
+            exists = conn.execute("SELECT to_regclass('schemawise.index_sources')").fetchone()
+            if not exists or exists[0] is None:
+                return None
+            rows = conn.execute(
+                "SELECT source, url, graph::text FROM schemawise.index_sources ORDER BY source"
+            ).fetchall()
+    except psycopg.Error:
+        return None
+    for name, stored_url, text in rows:
+        if _same_database(url, str(stored_url)):
+            return str(name), SchemaGraph.from_json(text)
+    return None
+
+
+def graph_for(url: str, *, budget_seconds: float = 20.0) -> GraphChoice:
+    """The indexed graph when it is current, else an extracted one (data checks included)."""
+    found = _indexed(url)
+    with connect(url) as source:
+        if found is not None:
+            name, stored = found
+            catalog = source.read_catalog()
+            current = structure_fingerprint(
+                catalog.tables,
+                [
+                    (fk.child_table, list(fk.child_columns), fk.parent_table,
+                     list(fk.parent_columns))
+                    for fk in catalog.foreign_keys
+                ],
+            )  # fmt: skip
+            if current == stored.structure_version():
+                return GraphChoice(stored, INDEXED, name)
+        graph = extract_graph(source, ExtractOptions(budget_seconds=budget_seconds))
+    return GraphChoice(graph, EXTRACTED)
