@@ -17,7 +17,9 @@ from schemawise import __version__
 from schemawise.errors import SchemawiseError
 
 app = typer.Typer(
-    help="Schema-aware retrieval for text-to-SQL: a verified schema graph and join paths.",
+    help="Schema-aware text-to-SQL support: the schema graph and join paths (graph, path), "
+    "context packs for a question (index, sync, sources, context), SQL checked against the graph "
+    "and run inside guards (check, run, doctor), and search over row contents (rows).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
