@@ -12,9 +12,11 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from schemawise import __version__
 from schemawise.errors import SchemawiseError
+from schemawise.terminal import plain
 
 app = typer.Typer(
     help="Schema-aware text-to-SQL support: the schema graph and join paths (graph, path), "
@@ -73,9 +75,9 @@ def handle_errors[F: Callable[..., Any]](func: F) -> F:
             if kwargs.get("as_json"):
                 print(json.dumps({"error": exc.to_dict()}))
             else:
-                err.print(f"[bold red]error:[/] {exc.message}", highlight=False)
+                err.print(Text.assemble(("error: ", "bold red"), plain(exc.message)))
                 if exc.hint:
-                    err.print(f"[bold]hint:[/] {exc.hint}", highlight=False)
+                    err.print(Text.assemble(("hint: ", "bold"), plain(exc.hint)))
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print(
@@ -230,6 +232,15 @@ def _fanout_level(value: str) -> Any:
     return value
 
 
+def tenant_value(text: str | None) -> Any:
+    """A tenant as typed: a plain decimal number (ASCII digits, no leading zero) is an int,
+    anything else stays text, so that "01", "²" or "١" never become tenant 1."""
+    if text is None:
+        return None
+    plain_number = text.isascii() and text.isdigit() and (text == "0" or text[0] != "0")
+    return int(text) if plain_number else text
+
+
 def _say_graph_origin(origin: str) -> None:
     said = {
         "index": "schema graph: the indexed one (the catalogue has not changed since `index`)",
@@ -242,9 +253,9 @@ def _say_graph_origin(origin: str) -> None:
 def _print_problems(result: dict[str, Any]) -> None:
     for kind, style in (("errors", "bold red"), ("warnings", "bold yellow")):
         for problem in result.get(kind, []):
-            out.print(f"[{style}]{problem['type']}[/]: {problem['message']}", highlight=False)
+            out.print(Text.assemble((str(problem["type"]), style), ": ", plain(problem["message"])))
             if problem.get("hint"):
-                out.print(f"  hint: {problem['hint']}", highlight=False)
+                out.print(Text.assemble("  hint: ", plain(problem["hint"])))
 
 
 @app.command()
@@ -321,7 +332,7 @@ def run(
             limits=Limits(max_rows=max_rows, timeout_seconds=timeout),
             fanout=_fanout_level(fanout),
             rules=loaded,
-            tenant=int(tenant) if tenant is not None and tenant.isdigit() else tenant,
+            tenant=tenant_value(tenant),
         )
     doc = outcome.to_dict()
     if as_json:
@@ -336,9 +347,12 @@ def run(
 
             result = outcome.result
             if result.rows:
-                table = RichTable(*result.columns)
+                # Values and column names are the database's: never markup, never escapes.
+                table = RichTable()
+                for name in result.columns:
+                    table.add_column(plain(name))
                 for row in result.rows:
-                    table.add_row(*("NULL" if v is None else str(v) for v in row))
+                    table.add_row(*(plain("NULL" if v is None else v) for v in row))
                 out.print(table)
             count = len(result.rows)
             summary = f"{count:,} row{'s' if count != 1 else ''} in {result.elapsed_ms:,.0f} ms"
@@ -379,9 +393,11 @@ def doctor(url: UrlArg, as_json: JsonOpt = False) -> None:
     else:
         for f in findings:
             style = {"danger": "bold red", "warning": "yellow", "ok": "green"}[f["severity"]]
-            out.print(f"[{style}]{f['severity']}[/] {f['check']}: {f['message']}", highlight=False)
+            out.print(
+                Text.assemble((f["severity"], style), f" {f['check']}: ", plain(f["message"]))
+            )
             if f["fix"]:
-                out.print(f"  fix: {f['fix']}", highlight=False)
+                out.print(Text.assemble("  fix: ", plain(f["fix"])))
     raise typer.Exit(1 if any(f["severity"] == "danger" for f in findings) else 0)
 
 
@@ -512,10 +528,10 @@ def context(
     if as_json:
         print(pack.model_dump_json(indent=2))
         return
-    out.print(f"[bold]{pack.source}[/] ({pack.tokens} tokens)", highlight=False)
+    out.print(Text.assemble((str(pack.source), "bold"), f" ({pack.tokens} tokens)"))
     for table in pack.tables:
-        out.print(f"  {table.name} {table.score:.4f}: {'; '.join(table.reasons)}", highlight=False)
-    out.print(pack.text, highlight=False)
+        out.print(plain(f"  {table.name} {table.score:.4f}: {'; '.join(table.reasons)}"))
+    out.print(plain(pack.text))
 
 
 @db_app.command("start")
@@ -793,10 +809,9 @@ def rows_search(
         filters[column.strip()] = value.strip()
     with psycopg.connect(_admin_url(url)) as conn:
         config = load_config(conn, table)
-        tenant_value: Any = int(tenant) if tenant is not None and tenant.isdigit() else tenant
         settings = SearchSettings(k=k, mode=mode, use_threshold=not no_threshold)  # type: ignore[arg-type]
         result = search(
-            conn, config, query, tenant=tenant_value, filters=filters, settings=settings
+            conn, config, query, tenant=tenant_value(tenant), filters=filters, settings=settings
         )
     doc = result.to_dict()
     if not config.calibrated:

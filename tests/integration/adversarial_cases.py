@@ -113,7 +113,8 @@ POSTGRES = [
          "FROM generate_series(1, 1000) g",
          "SELECT json_agg('{\"a\":{}}'::json) FROM generate_series(1, 8000000) g",
          "SELECT (repeat('[', 3000) || repeat(']', 3000))::jsonb AS j",
-         "SELECT ('[' || repeat('9', 5000) || ']')::json AS j"),
+         "SELECT ('[' || repeat('9', 5000) || ']')::json AS j",
+         "SELECT array_fill(0, ARRAY[10000000, 1]) AS a"),
 ]  # fmt: skip
 
 SQLITE = [
@@ -184,7 +185,8 @@ DUCKDB = [
              "SELECT repeat('x', 50000000)",
              "SELECT string_agg(repeat('x', 100000), '') FROM range(100000)",
              "SELECT * FROM range(100000000)",
-             "SELECT list({}) AS l FROM range(2400000)"),
+             "SELECT list({}) AS l FROM range(2400000)",
+             "SELECT INTERVAL 2147483647 MONTHS AS i"),
 ]  # fmt: skip
 
 ALL = POSTGRES + SQLITE + DUCKDB

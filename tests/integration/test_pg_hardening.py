@@ -388,3 +388,45 @@ def test_a_tenant_roles_name_does_not_tell_its_tenant(embedded_url: str, reader:
         run_postgres(reader, "SELECT salt FROM schemawise.tenancy_secret", Limits())
     assert caught.value.sqlstate == "42501"
     assert ensure_tenant_role(embedded_url, 2) == url  # stable: the same role every time
+
+
+def test_arrays_come_back_as_text_within_the_deadline(reader: str) -> None:
+    """`array_fill(0, ARRAY[10000000, 1])` became 1.2 GB of Python lists, built inside one
+    fetch past a 2 s deadline (third outside attack); arrays now arrive as their text."""
+    started = time.monotonic()
+    result = run_postgres(
+        reader,
+        "SELECT array_fill(0, ARRAY[10000000, 1]) AS a, ARRAY[1, 2] AS small",
+        Limits(timeout_seconds=2, max_bytes=1_000_000),
+    )
+    assert time.monotonic() - started < 2 + 2
+    assert result.truncated and result.rows == []  # the one row is over the cap
+    small = run_postgres(reader, "SELECT ARRAY[1, 2] AS small", Limits())
+    assert small.rows == [["{1,2}"]]
+
+
+def test_runs_of_one_tenant_at_once_do_not_collide(embedded_url: str, tenant_table: str) -> None:
+    """Sixteen concurrent runs of one new tenant: the role set-up raced ("tuple concurrently
+    updated") and some runs died with a traceback (third outside attack)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from schemawise.runner import load_graph, run_checked
+
+    graph = load_graph("embedded")
+    sql = f"SELECT count(*) FROM {TENANT_TABLE}"
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        outcomes = list(
+            pool.map(lambda _: run_checked("embedded", sql, graph=graph, tenant="t16"), range(16))
+        )
+    assert all(o.ok for o in outcomes), [o.to_dict()["error"] for o in outcomes if not o.ok]
+
+
+def test_an_unreachable_server_is_an_error_with_a_hint() -> None:
+    from typer.testing import CliRunner
+
+    from schemawise.cli import app
+
+    for args in (["run", "postgresql://nobody@127.0.0.1:1/x", "--sql", "SELECT 1"],
+                 ["doctor", "postgresql://nobody@127.0.0.1:1/x"]):  # fmt: skip
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and "Could not connect" in result.output, result.output

@@ -215,3 +215,21 @@ def test_another_database_of_the_embedded_server(embedded_url: str) -> None:
     assert missing.exit_code == 2 and "CREATE DATABASE" in missing.output
     bad = runner.invoke(app, ["run", "embedded/x;drop", "--sql", "SELECT 1"])
     assert bad.exit_code == 2 and "not a database name" in bad.output
+
+
+def test_values_reach_the_terminal_as_text(tmp_path: Path) -> None:
+    """Markup or escape sequences in a value, a column name or a file name: printed as
+    written, never interpreted (third outside attack: a traceback, a terminal title, a link)."""
+    path = tmp_path / "v.sqlite"
+    sqlite3.connect(path).close()
+    sql = (
+        "SELECT '[/x]' AS v, char(27) || ']0;PWNED' || char(7) AS w, "
+        "'[link=http://evil.example]click[/link]' AS \"[/bold]\""
+    )
+    shown = runner.invoke(app, ["run", f"sqlite:///{path}", "--sql", sql])
+    assert shown.exit_code == 0, shown.output
+    assert "[/x]" in shown.output and "\\x1b]0;PWNED\\x07" in shown.output
+    assert "\x1b]0;" not in shown.output and "[/bold]" in shown.output
+    odd_name = f"sqlite:///{tmp_path}/no[/x].sqlite"
+    missing = runner.invoke(app, ["run", odd_name, "--sql", "SELECT 1"])
+    assert missing.exit_code == 2 and "no[/x].sqlite" in missing.output

@@ -20,6 +20,7 @@ from typing import Any, Literal, Self
 
 import psycopg
 from psycopg import sql as pgsql
+from psycopg.postgres import types as postgres_types
 from psycopg.types.string import TextLoader
 
 from schemawise.db.guard import (
@@ -111,6 +112,12 @@ class PostgresSession:
         # outside any deadline (all found by an outside attack). The caller gets the JSON text.
         for json_type in ("json", "jsonb"):
             self.conn.adapters.register_loader(json_type, TextLoader)
+        # Arrays too: `array_fill(0, ARRAY[10000000, 1])` is 40 MB of text but became 1.2 GB
+        # of Python lists, built inside one fetch where no deadline reaches (third attack).
+        # Types psycopg does not know arrive as text already.
+        for info in postgres_types:
+            if info.array_oid:
+                self.conn.adapters.register_loader(info.array_oid, TextLoader)
         self.watchdog = _Watchdog(self.conn, deadline, supervisor_url)
         try:
             self._begin(settings or {})

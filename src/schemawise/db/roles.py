@@ -25,6 +25,11 @@ _ROLE_DEFAULTS = (
     ("client_connection_check_interval", "1s"),
 )
 _prepared: set[tuple[str, tuple[str, ...]]] = set()
+# Role set-up, by any process, one at a time (GRANT and ALTER ROLE race otherwise).
+ROLES_LOCK = "SELECT pg_advisory_xact_lock(hashtext('schemawise.roles'))"
+# Connections one login role may hold at once: one tenant (or the plain reader) cannot take
+# every connection of the server from the others.
+CONNECTION_LIMIT = 32
 
 
 def ensure_reader_role(admin_url: str) -> str:
@@ -46,7 +51,7 @@ def ensure_reader_role(admin_url: str) -> str:
             return with_user(admin_url, READER_ROLE)
         # Concurrent runs would race on GRANT ("tuple concurrently updated"): one at a time.
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('schemawise.roles'))")
+            conn.execute(ROLES_LOCK)
             group = pgsql.Identifier(READERS_GROUP)
             if not _role_exists(conn, READERS_GROUP):
                 conn.execute(pgsql.SQL("CREATE ROLE {} NOLOGIN").format(group))
@@ -111,6 +116,9 @@ def login_role(conn: psycopg.Connection[Any], name: str) -> None:
                 "NOBYPASSRLS NOINHERIT"
             ).format(role)
         )
+    conn.execute(
+        pgsql.SQL("ALTER ROLE {} CONNECTION LIMIT {}").format(role, pgsql.Literal(CONNECTION_LIMIT))
+    )
     membership = (
         "GRANT {} TO {} WITH INHERIT TRUE, SET FALSE"
         if conn.info.server_version >= 160000
@@ -154,7 +162,7 @@ _DANGEROUS_MEMBERSHIPS = (
 def inspect_role(url: str) -> list[Finding]:
     """What a careful DBA would check about the role schemawise connects as."""
     findings: list[Finding] = []
-    with psycopg.connect(url, autocommit=True) as conn:
+    with _connect(url) as conn:
         row = conn.execute(
             "SELECT rolname, rolsuper, rolcreaterole, rolcreatedb, rolbypassrls "
             "FROM pg_roles WHERE rolname = current_user"
@@ -300,10 +308,25 @@ def _database_findings(conn: psycopg.Connection[Any]) -> list[Finding]:
     return findings
 
 
+def _connect(url: str) -> psycopg.Connection[Any]:
+    """A connection to the user's database, or a ConnectionFailedError with a hint."""
+    from schemawise.db.urls import redact
+    from schemawise.errors import ConnectionFailedError
+
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        raise ConnectionFailedError(
+            f"Could not connect to {redact(url)}: {str(exc).strip().splitlines()[0]}",
+            "Check that the server is running, the host and port are right, and the user may "
+            "log in.",
+        ) from exc
+
+
 def refuse_superuser(url: str) -> None:
     """Model SQL never runs as a superuser: read-only transactions do not stop COPY … TO
     PROGRAM or pg_read_file for a superuser."""
-    with psycopg.connect(url, autocommit=True) as conn:
+    with _connect(url) as conn:
         row = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
     if row and row[0]:
         raise PermissionDeniedError(

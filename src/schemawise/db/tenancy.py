@@ -75,12 +75,21 @@ def ensure_tenancy_objects(conn: psycopg.Connection[Any]) -> None:
     )
 
 
-def ensure_tenant_role(admin_url: str, tenant: Any) -> str:
-    """Create (idempotently) tenant T's login role; return the URL to run T's queries as."""
-    from schemawise.db.roles import ensure_reader_role, login_role, with_user
+_ready: dict[tuple[str, str], str] = {}
 
+
+def ensure_tenant_role(admin_url: str, tenant: Any) -> str:
+    """Create (idempotently) tenant T's login role; return the URL to run T's queries as.
+    Concurrent runs of one tenant would race on GRANT and ALTER ROLE ("tuple concurrently
+    updated"): the set-up runs once per process and tenant, under the roles' advisory lock."""
+    from schemawise.db.roles import ROLES_LOCK, ensure_reader_role, login_role, with_user
+
+    key = (admin_url, str(tenant))
+    if key in _ready:
+        return _ready[key]
     ensure_reader_role(admin_url)
-    with psycopg.connect(admin_url, autocommit=True) as conn:
+    with psycopg.connect(admin_url, autocommit=True) as conn, conn.transaction():
+        conn.execute(ROLES_LOCK)
         name = tenant_role_name(tenant, _salt(conn))
         login_role(conn, name)
         conn.execute(
@@ -88,7 +97,8 @@ def ensure_tenant_role(admin_url: str, tenant: Any) -> str:
             "ON CONFLICT (role_name) DO UPDATE SET tenant = EXCLUDED.tenant",
             (name, str(tenant)),
         )
-    return with_user(admin_url, name)
+    _ready[key] = with_user(admin_url, name)
+    return _ready[key]
 
 
 def verify_session_tenant(url: str, tenant: Any) -> None:

@@ -50,6 +50,8 @@ MESSAGE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(interrupted|wall-clock limit|INTERRUPT|statement timeout)", re.I), "timeout"),
     (re.compile(r"(string or blob too big|out of memory|Out of Memory Error)", re.I),
      "resource_limit"),
+    (re.compile(r"(a value could not be read|OverflowError|too large to convert)", re.I),
+     "unreadable_value"),
     (re.compile(r"(not authorized|permission denied|read-only|readonly)", re.I),
      "permission_denied"),
     (re.compile(r"(syntax error|Parser Error|no such function: [\w]+)", re.I), "dialect_error"),
@@ -66,6 +68,8 @@ HINTS = {
     "dialect_error": "Write the query in the database's dialect; see suggestion.",
     "resource_limit": "The query builds values or results larger than allowed: filter earlier, "
     "aggregate before joining, or return fewer and smaller values.",
+    "unreadable_value": "The database returned a value the client cannot represent: cast it to "
+    "text in the query (CAST(x AS TEXT)), or leave it out.",
     "unknown": "Read the database's message and fix the query.",
 }
 _DIALECTS = ("postgres", "mysql", "tsql", "bigquery", "snowflake", "sqlite", "duckdb", "oracle")
