@@ -191,11 +191,24 @@ class PostgresSession:
         started = time.monotonic()
         # A named cursor sends DECLARE … CURSOR FOR <sql> through the extended protocol: the
         # server refuses a second statement and data-modifying CTEs.
-        with self._errors(), self.conn.cursor(name="schemawise_guarded") as cursor:
-            cursor.execute(sql, params or None)
-            rows, truncated, reason = fetch_capped(cursor.fetchmany, self.limits, self.deadline)
-            columns = [d.name for d in cursor.description or []]
+        cursor = self.conn.cursor(name="schemawise_guarded")
+        try:
+            with self._errors():
+                cursor.execute(sql, params or None)
+                rows, truncated, reason = fetch_capped(cursor.fetchmany, self.limits, self.deadline)
+                columns = [d.name for d in cursor.description or []]
+        finally:
+            self._close_cursor(cursor)
         return QueryResult(columns, rows, truncated, reason, (time.monotonic() - started) * 1000)
+
+    def _close_cursor(self, cursor: psycopg.ServerCursor[Any]) -> None:
+        """Close the cursor even on a cancelled or lost connection (closing the connection
+        first lets the cursor close without a round trip)."""
+        try:
+            cursor.close()
+        except psycopg.Error:
+            self.conn.close()
+            cursor.close()
 
     def close(self) -> None:
         self.watchdog.stop()

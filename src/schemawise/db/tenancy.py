@@ -84,10 +84,10 @@ def ensure_tenant_role(admin_url: str, tenant: Any) -> str:
     updated"): the set-up runs once per process and tenant, under the roles' advisory lock."""
     from schemawise.db.roles import ROLES_LOCK, ensure_reader_role, login_role, with_user
 
+    ensure_reader_role(admin_url)  # every time: a schema created since needs its grants
     key = (admin_url, str(tenant))
     if key in _ready:
         return _ready[key]
-    ensure_reader_role(admin_url)
     with psycopg.connect(admin_url, autocommit=True) as conn, conn.transaction():
         conn.execute(ROLES_LOCK)
         name = tenant_role_name(tenant, _salt(conn))
