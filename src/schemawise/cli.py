@@ -219,7 +219,13 @@ def _read_sql(sql: str | None, file: Path | None) -> str:
     if file is not None:
         if not file.is_file():
             raise SchemawiseError(f"No such file: {file}", "Check the path given to --file.")
-        return file.read_text()
+        try:
+            return file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SchemawiseError(
+                f"{file} is not UTF-8 text (byte {exc.start}).",
+                "Save the SQL file as UTF-8.",
+            ) from exc
     assert sql is not None
     return sql
 

@@ -131,3 +131,36 @@ def test_query_log_errors_name_the_line(tmp_path: Path) -> None:
     with pytest.raises(SchemawiseError) as info:
         read_query_log(log)
     assert f"{log}:2" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["doctor", "postgresql://%zz@/db", "--json"],
+        ["run", "postgresql://[::1", "--sql", "SELECT 1", "--json"],
+        ["check", "postgresql://%zz@/db", "--sql", "SELECT 1", "--json"],
+    ],
+)
+def test_a_malformed_postgres_url_is_an_error_with_a_hint(args: list[str]) -> None:
+    """psycopg refuses such a URL before connecting (fourth outside attack: a traceback)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from schemawise.cli import app
+
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    error = json.loads(result.stdout)["error"]
+    assert error["message"] and error["hint"]
+
+
+def test_a_sql_file_that_is_not_utf8_is_an_error_with_a_hint(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from schemawise.cli import app
+
+    bad = tmp_path / "bad.sql"
+    bad.write_bytes(b"select 1;\xff\xfe")
+    result = CliRunner().invoke(app, ["check", "sqlite:///x.sqlite", "--file", str(bad)])
+    assert result.exit_code == 2 and "not UTF-8" in result.output, result.output

@@ -268,6 +268,10 @@ def test_doctor_reports_each_missing_revocation_with_its_fix(embedded_url: str) 
         "generate_series(1, 1000) g",
         # JSON as Python objects took 20 times its counted size; it now arrives as text.
         "SELECT jsonb_agg('{}'::jsonb) FROM generate_series(1, 2400000) g",
+        # A multirange of 500,000 ranges (fourth outside attack: 18 times its text, built
+        # past the deadline); every non-scalar type now arrives as text.
+        "SELECT regexp_replace(array(SELECT i * 2 FROM generate_series(1, 500000) i)::text, "
+        "'(\\d+)', '[\\1,\\1]', 'g')::int4multirange AS m",
     ],
 )
 def test_the_byte_cap_bounds_client_memory(reader: str, sql: str) -> None:

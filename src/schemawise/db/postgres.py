@@ -88,7 +88,7 @@ class PostgresSource(Source):
         self.schemas = schemas
         try:
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # also a malformed URL
             raise ConnectionFailedError(
                 f"Could not connect to {self.display_url}: {str(exc).strip()}",
                 "Check that the server is running, the host and port are right, and the "

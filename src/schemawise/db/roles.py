@@ -315,7 +315,7 @@ def _connect(url: str) -> psycopg.Connection[Any]:
 
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=10)
-    except psycopg.OperationalError as exc:
+    except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # unreachable; malformed
         raise ConnectionFailedError(
             f"Could not connect to {redact(url)}: {str(exc).strip().splitlines()[0]}",
             "Check that the server is running, the host and port are right, and the user may "
