@@ -22,8 +22,14 @@ from schemawise.graph.model import SchemaGraph
 from schemawise.rows.inline import has_sw_match, rewrite
 from schemawise.validate.budget import CheckTimeoutError, within
 from schemawise.validate.check import CheckResult, FanoutLevel, check_sql
-from schemawise.validate.errors import classify
-from schemawise.validate.explain import GateLimits, gate_duckdb, gate_postgres, gate_sqlite
+from schemawise.validate.errors import HINTS, classify
+from schemawise.validate.explain import (
+    GateLimits,
+    gate_duckdb,
+    gate_postgres,
+    gate_sqlite,
+    plan_nodes,
+)
 from schemawise.validate.problems import SqlProblem
 from schemawise.validate.rules import Rule
 
@@ -124,27 +130,15 @@ def _gate(
             # refusal and no plan shape (Index Scan or Seq Scan would tell selectivity). The
             # deadline and the caps still bound the run.
             return GateDecision(None, "", estimates_used=False)
-        kinds = sorted({str(n.get("Node Type")) for n in _nodes(plan)})
+        kinds = sorted({str(n.get("Node Type")) for n in plan_nodes(plan)})
         return GateDecision(gate_postgres(plan, limits), ", ".join(kinds), True)
     if kind == "sqlite":
         return GateDecision(gate_sqlite(plan, graph, limits), "; ".join(plan[:10]), True)
     return GateDecision(gate_duckdb(plan, limits), "", True)
 
 
-# Why a run ended without rows, when the guard itself knows (db/guard.py kinds).
-_GUARD_HINTS = {
-    CANCELLED: "The query was cancelled from outside the run; retry it.",
-    CONNECTION_LOST: "The connection or the worker running the query was lost; retry it.",
-    RESOURCE_LIMIT: "The query needed more memory or CPU than allowed: filter earlier, "
-    "aggregate before joining, or return fewer and smaller values.",
-}
-
-
-def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    out = [plan]
-    for child in plan.get("Plans", []) or []:
-        out.extend(_nodes(child))
-    return out
+# How a run can end that the guard itself names (db/guard.py); hints in validate/errors.HINTS.
+_GUARD_KINDS = frozenset({CANCELLED, CONNECTION_LOST, RESOURCE_LIMIT})
 
 
 def _bounded_check(
@@ -232,8 +226,8 @@ def run_checked(
                                              params)  # fmt: skip
             outcome.stages.append("execute")
     except GuardedQueryError as exc:
-        if exc.kind in _GUARD_HINTS:
-            outcome.error = SqlProblem.of(exc.kind, exc.message, _GUARD_HINTS[exc.kind])
+        if exc.kind in _GUARD_KINDS:
+            outcome.error = SqlProblem.of(exc.kind, exc.message, HINTS[exc.kind])
         else:
             outcome.error = classify(
                 target.kind, exc.message, exc.sqlstate or ("57014" if exc.kind else None),

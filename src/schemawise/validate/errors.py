@@ -66,8 +66,10 @@ HINTS = {
     "timeout": "Make the query cheaper: filter earlier, aggregate before joining, add LIMIT.",
     "permission_denied": "Only SELECT on the granted tables is allowed.",
     "dialect_error": "Write the query in the database's dialect; see suggestion.",
-    "resource_limit": "The query builds values or results larger than allowed: filter earlier, "
-    "aggregate before joining, or return fewer and smaller values.",
+    "resource_limit": "The query needed more memory, CPU or value size than allowed: filter "
+    "earlier, aggregate before joining, or return fewer and smaller values.",
+    "cancelled": "The query was cancelled from outside the run; retry it.",
+    "connection_lost": "The connection or the worker running the query was lost; retry it.",
     "unreadable_value": "The database returned a value the client cannot represent: cast it to "
     "text in the query (CAST(x AS TEXT)), or leave it out.",
     "unknown": "Read the database's message and fix the query.",

@@ -30,10 +30,11 @@ def _refused(node: str, why: str) -> SqlProblem:
     )
 
 
-def _walk(plan: dict[str, Any]) -> list[dict[str, Any]]:
+def plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every node of a Postgres JSON plan, the root first."""
     nodes = [plan]
     for child in plan.get("Plans", []) or []:
-        nodes.extend(_walk(child))
+        nodes.extend(plan_nodes(child))
     return nodes
 
 
@@ -44,13 +45,14 @@ def gate_postgres(plan: dict[str, Any], limits: GateLimits) -> SqlProblem | None
         return _refused(str(plan.get("Node Type")), "the estimated result is too large")
     if float(plan.get("Total Cost", 0)) > limits.max_cost:
         return _refused(str(plan.get("Node Type")), "the estimated cost is too high")
-    for node in _walk(plan):
+    for node in plan_nodes(plan):
         if node.get("Node Type") != "Nested Loop" or node.get("Join Filter"):
             continue
         children = node.get("Plans", []) or []
         if len(children) != 2:
             continue
-        inner_indexed = any("Index Cond" in n or "Recheck Cond" in n for n in _walk(children[1]))
+        inner = plan_nodes(children[1])
+        inner_indexed = any("Index Cond" in n or "Recheck Cond" in n for n in inner)
         sizes = [float(c.get("Plan Rows", 0)) for c in children]
         if not inner_indexed and min(sizes) > limits.cross_product_rows:
             return _refused("Nested Loop", "it multiplies two large inputs without a condition")
