@@ -49,5 +49,17 @@ class BenchmarkDataError(SchemawiseError):
     """Benchmark input that is missing or not in the expected layout."""
 
 
+class ModelNotConfiguredError(SchemawiseError):
+    """A command needs a language model and none is configured."""
+
+
+class ModelCallError(SchemawiseError):
+    """A language model could not be reached, refused, or ran over its budget."""
+
+
 class LocalModelError(SchemawiseError):
     """The local model could not be installed, verified, started, reached or stopped."""
+
+
+class GoldenSetError(SchemawiseError):
+    """A golden set (questions with gold SQL) that is missing, malformed or inconsistent."""

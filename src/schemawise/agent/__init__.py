@@ -1,0 +1,1 @@
+"""The assistant: a question becomes a checked answer (see `schemawise.agent.assistant`)."""

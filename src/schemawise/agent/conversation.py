@@ -1,0 +1,128 @@
+"""Conversations kept across turns (SQLite in the schemawise home): each turn's question,
+intent, SQL, the result's shape (never its rows) and the user's feedback. A follow-up reads
+the last turns to build on the previous SQL."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schemawise.agent.prompts import PriorTurn
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY, source TEXT, started_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turns (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    number INTEGER NOT NULL,
+    at REAL NOT NULL,
+    question TEXT NOT NULL,
+    intent TEXT NOT NULL,
+    status TEXT NOT NULL,
+    sql TEXT,
+    columns TEXT,        -- JSON list: the result's shape, not its rows
+    row_count INTEGER,
+    feedback TEXT,
+    PRIMARY KEY (conversation_id, number)
+);
+"""
+
+
+def default_path() -> Path:
+    from schemawise.config import home_dir
+
+    return home_dir() / "conversations.sqlite"
+
+
+@dataclass(frozen=True)
+class Turn:
+    number: int
+    question: str
+    intent: str
+    status: str
+    sql: str | None
+    columns: list[str]
+    row_count: int | None
+    feedback: str | None
+
+    def prior(self) -> PriorTurn:
+        return PriorTurn(self.question, self.sql, tuple(self.columns), self.row_count)
+
+
+class ConversationStore:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_path()
+        with self._connect() as conn:
+            conn.executescript(SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        # One short transaction per call: nothing half-written survives a crash.
+        return sqlite3.connect(self.path, timeout=10)
+
+    def start(self, source: str | None = None) -> str:
+        conversation = uuid.uuid4().hex[:12]
+        with self._connect() as conn:
+            conn.execute("INSERT INTO conversations VALUES (?, ?, ?)",
+                         (conversation, source, time.time()))  # fmt: skip
+        return conversation
+
+    def exists(self, conversation: str) -> bool:
+        with self._connect() as conn:
+            row = conn.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation,))
+            return row.fetchone() is not None
+
+    def add_turn(
+        self,
+        conversation: str,
+        question: str,
+        intent: str,
+        status: str,
+        sql: str | None = None,
+        columns: list[str] | None = None,
+        row_count: int | None = None,
+    ) -> int:
+        with self._connect() as conn:
+            (number,) = conn.execute(
+                "SELECT coalesce(max(number), 0) + 1 FROM turns WHERE conversation_id = ?",
+                (conversation,),
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                (conversation, number, time.time(), question, intent, status, sql,
+                 json.dumps(columns or []), row_count),
+            )  # fmt: skip
+        return int(number)
+
+    def turns(self, conversation: str) -> list[Turn]:
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT number, question, intent, status, sql, columns, row_count, feedback "
+                "FROM turns WHERE conversation_id = ? ORDER BY number",
+                (conversation,),
+            ).fetchall()
+        return [Turn(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "[]"), r[6], r[7])
+                for r in rows]  # fmt: skip
+
+    def feedback(self, conversation: str, number: int, text: str) -> None:
+        with self._connect() as conn:
+            conn.execute("UPDATE turns SET feedback = ? WHERE conversation_id = ? AND number = ?",
+                         (text, conversation, number))  # fmt: skip
+
+
+def history(store: ConversationStore | None, conversation: str | None) -> list[PriorTurn]:
+    """The turns a follow-up can build on: those that produced SQL."""
+    if store is None or conversation is None:
+        return []
+    return [t.prior() for t in store.turns(conversation) if t.sql]
+
+
+def as_dict(turn: Turn) -> dict[str, Any]:
+    return {"number": turn.number, "question": turn.question, "intent": turn.intent,
+            "status": turn.status, "sql": turn.sql, "columns": turn.columns,
+            "row_count": turn.row_count, "feedback": turn.feedback}  # fmt: skip

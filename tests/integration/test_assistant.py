@@ -1,0 +1,353 @@
+"""The assistant's loop with a scripted model (pydantic-ai's FunctionModel) on the demo
+warehouse, in its own database of the embedded Postgres: every SQL the script writes goes
+through the real checks, the real EXPLAIN gate and the real guarded run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from schemawise import api
+from schemawise.agent.assistant import AskOptions, Assistant
+from schemawise.agent.conversation import ConversationStore
+from schemawise.agent.failures import entries
+from schemawise.agent.llm import LLM
+from schemawise.db.embedded import database_url
+from schemawise.demo import warehouse
+
+DATABASE = "assistant_demo"
+SOURCE = "shopdemo"
+
+ROLES = {
+    "You write one": "write",
+    "You state the answer": "answer",
+    "A SQL query used a table": "research",
+    "You judge which tables": "rank",
+    "You choose the columns": "columns",
+    "Classify the user's message": "route",
+}
+
+
+def _role(info: AgentInfo) -> str:
+    for start, role in ROLES.items():
+        if (info.instructions or "").startswith(start):
+            return role
+    raise AssertionError(f"unexpected instructions: {info.instructions!r}")
+
+
+def _prompt(messages: list[ModelMessage]) -> str:
+    parts = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts]
+    return "\n".join(str(p.content) for p in parts if isinstance(p, UserPromptPart))
+
+
+def _tool_returns(messages: list[ModelMessage]) -> list[str]:
+    parts = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts]
+    return [str(p.content) for p in parts if isinstance(p, ToolReturnPart)]
+
+
+class Script:
+    """Replies per role, in order; records every prompt the model was sent."""
+
+    def __init__(self, **replies: list[Any]) -> None:
+        self.replies = {role: list(items) for role, items in replies.items()}
+        self.prompts: dict[str, list[str]] = {}
+        self.tool_returns: list[str] = []
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        role = _role(info)
+        self.prompts.setdefault(role, []).append(_prompt(messages))
+        self.tool_returns += _tool_returns(messages)
+        queue = self.replies.get(role)
+        if not queue:
+            raise AssertionError(f"the script has no more {role} replies")
+        reply = queue.pop(0)
+        if callable(reply):
+            reply = reply(messages)
+        if isinstance(reply, ModelResponse):
+            return reply
+        return ModelResponse(parts=[TextPart(reply)])
+
+    def calls(self, role: str) -> int:
+        return len(self.prompts.get(role, []))
+
+
+def sql_reply(sql: str, **extra: Any) -> str:
+    return json.dumps({"query": sql, "assumptions": extra.get("assumptions", []),
+                       "explanation": "", "tables": [], "columns": []})  # fmt: skip
+
+
+def llm_of(script: Script, small: bool = True) -> LLM:
+    # small=True: the deterministic ranker (the default for local models), so scripts
+    # need no ranking replies unless a test is about them.
+    return LLM(FunctionModel(script), name="scripted", small=small)
+
+
+@pytest.fixture(scope="module")
+def demo_source(embedded_url: str) -> str:
+    with psycopg.connect(database_url(embedded_url, "postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{DATABASE}"')
+    warehouse.build(database_url(embedded_url, DATABASE),
+                    warehouse.DemoSizes(customers=400, products=50, orders=2000, reps=8,
+                                        notes=50))  # fmt: skip
+    api.index(f"embedded/{DATABASE}", SOURCE, index_url=embedded_url, profile=False)
+    return SOURCE
+
+
+def assistant(embedded_url: str, script: Script, tmp_path: Path, **kwargs: Any) -> Assistant:
+    return Assistant(llm_of(script, **kwargs), index_url=embedded_url,
+                     failure_log=tmp_path / "failures.jsonl",
+                     conversations=ConversationStore(tmp_path / "conv.sqlite"))  # fmt: skip
+
+
+def options(**kwargs: Any) -> AskOptions:
+    return AskOptions(sources=[SOURCE], **kwargs)
+
+
+def order_count(embedded_url: str) -> int:
+    with psycopg.connect(database_url(embedded_url, DATABASE)) as conn:
+        row = conn.execute("SELECT count(*) FROM shop.orders").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_the_fix_loop_converges_on_an_unknown_column_with_its_hint(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    script = Script(
+        write=[
+            sql_reply(
+                "SELECT c.nam, count(*) AS orders FROM shop.customers c "
+                "JOIN shop.orders o ON o.customer_id = c.customer_id GROUP BY c.nam"
+            ),
+            sql_reply(
+                "SELECT c.name, count(*) AS orders FROM shop.customers c "
+                "JOIN shop.orders o ON o.customer_id = c.customer_id GROUP BY c.name"
+            ),
+        ],
+        answer=["Several customers placed orders."],
+    )
+    reply = assistant(embedded_url, script, tmp_path).ask(
+        "how many orders did each customer place?", options=options()
+    )
+    assert reply.status == "answered", reply.failure
+    assert reply.fixes == 1
+    assert reply.attempts[0]["problems"][0]["type"] == "unknown_column"
+    fix_prompt = script.prompts["write"][1]
+    assert "unknown_column" in fix_prompt and "Did you mean" in fix_prompt  # the hint went back
+    assert reply.result is not None and reply.result.row_count > 0
+    (logged,) = entries(tmp_path / "failures.jsonl")  # a fixed generation is logged
+    assert logged["outcome"] == "fixed" and logged["error_classes"] == ["unknown_column"]
+
+
+def test_the_researcher_resolves_a_hallucinated_table(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    def research_calls(messages: list[ModelMessage]) -> ModelResponse:
+        return ModelResponse(parts=[
+            ToolCallPart("search_tables", {"words": "clients"}, tool_call_id="1"),
+            ToolCallPart("table_schema", {"table": "shop.customers"}, tool_call_id="2"),
+        ])  # fmt: skip
+
+    script = Script(
+        write=[
+            sql_reply("SELECT count(*) FROM shop.clients"),
+            lambda messages: sql_reply(
+                "SELECT count(*) AS customers FROM shop.customers"
+                if "shop.customers" in _prompt(messages)
+                else "SELECT 1 FROM shop.clients"
+            ),
+        ],
+        research=[research_calls, "clients are rows of shop.customers"],
+        answer=["There are 400 customers."],
+    )
+    reply = assistant(embedded_url, script, tmp_path, small=False).ask(
+        "how many clients are there?", options=options(rank="deterministic")
+    )
+    assert reply.attempts[0]["problems"][0]["type"] == "unknown_table"
+    research = reply.attempts[0]["research"]
+    assert research[0] == "clients are rows of shop.customers"
+    assert any(note.startswith("shop.customers") for note in research)  # the schema it read
+    assert any("customer_id" in r for r in script.tool_returns)  # the tool really ran
+    assert reply.status == "answered" and reply.sql and "shop.customers" in reply.sql
+    assert reply.answer == "There are 400 customers."
+    assert reply.result is not None and reply.result.rows == [[400]]
+
+
+def test_the_loop_stops_after_two_failed_fixes_with_a_structured_failure(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    bad = [sql_reply(f"SELECT nothing_{i} FROM shop.orders") for i in range(3)]
+    script = Script(write=bad)
+    reply = assistant(embedded_url, script, tmp_path).ask("total order amount", options=options())
+    assert reply.status == "failed" and reply.fixes == 2
+    assert script.calls("write") == 3  # one write and two fixes, no more
+    assert reply.failure is not None
+    assert reply.failure.tried == [f"SELECT nothing_{i} FROM shop.orders" for i in range(3)]
+    assert reply.failure.last_error and reply.failure.last_error["type"] == "unknown_column"
+    assert "shop.orders" in reply.failure.candidate_tables
+    assert entries(tmp_path / "failures.jsonl")[-1]["outcome"] == "failed"
+
+
+@pytest.mark.parametrize(
+    "unsafe",
+    [
+        "DELETE FROM shop.orders",
+        "SELECT 1; DELETE FROM shop.orders",
+        "WITH gone AS (DELETE FROM shop.orders RETURNING 1) SELECT count(*) FROM gone",
+        "DROP TABLE shop.orders",
+    ],
+)
+def test_an_unsafe_statement_from_the_model_is_refused_and_never_runs(
+    embedded_url: str, demo_source: str, tmp_path: Path, unsafe: str
+) -> None:
+    before = order_count(embedded_url)
+    script = Script(write=[sql_reply(unsafe)] * 3)
+    reply = assistant(embedded_url, script, tmp_path).ask("remove all orders", options=options())
+    assert reply.status == "failed" and reply.result is None
+    assert all(a["stage"] == "check" for a in reply.attempts)  # refused before any database
+    assert order_count(embedded_url) == before
+
+
+def test_an_empty_result_is_said_plainly_without_asking_the_model(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    script = Script(write=[sql_reply("SELECT order_id FROM shop.orders WHERE amt < 0")])
+    reply = assistant(embedded_url, script, tmp_path).ask(
+        "orders with a negative amount", options=options()
+    )
+    assert reply.status == "answered" and reply.result is not None
+    assert reply.result.row_count == 0
+    assert reply.answer_source == "empty" and "empty" in reply.answer
+    assert script.calls("answer") == 0
+
+
+def test_a_fanout_query_comes_back_flagged_and_rewritten(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    script = Script(write=[sql_reply(warehouse.FANOUT_SQL), sql_reply(warehouse.FIXED_SQL)],
+                    answer=lambda_answer())  # fmt: skip
+    reply = assistant(embedded_url, script, tmp_path).ask(
+        "units sold per order status for shipped orders", options=options()
+    )
+    first = reply.attempts[0]["problems"]
+    assert first and first[0]["type"] == "fanout_risk"
+    assert "fanout_risk" in script.prompts["write"][1]  # the model was told why
+    assert reply.status == "answered" and reply.sql == warehouse.FIXED_SQL
+    assert reply.result is not None and reply.result.row_count > 0
+
+
+def lambda_answer() -> list[Callable[[list[ModelMessage]], str]]:
+    """An answer that quotes the first number of the result it was sent."""
+
+    def answer(messages: list[ModelMessage]) -> str:
+        rows = json.loads(_prompt(messages).splitlines()[-1])
+        first = next(v for v in rows[0].values() if isinstance(v, int | float))
+        return f"The first group has {first} units."
+
+    return [answer]
+
+
+def test_a_number_not_in_the_result_is_caught(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    script = Script(write=[sql_reply("SELECT count(*) AS n FROM shop.customers")],
+                    answer=["There are 123456 customers."])  # fmt: skip
+    reply = assistant(embedded_url, script, tmp_path).ask("how many customers?", options=options())
+    assert reply.answer == "n: 400" and reply.answer_source == "template"
+    assert any(w["type"] == "answer_numbers" for w in reply.warnings)
+
+
+def test_the_router_sends_each_intent_to_its_agent(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    script = Script(write=[sql_reply("SELECT name FROM shop.customers"),
+                           sql_reply("SELECT count(*) AS n FROM shop.orders")],
+                    answer=lambda_answer())  # fmt: skip
+    helper = assistant(embedded_url, script, tmp_path)
+    found = helper.ask("which table has the shipments?", options=options())
+    assert found.intent == "find_tables" and found.status == "tables"
+    assert "shop.shipments" in found.tables and script.calls("write") == 0
+    about = helper.ask("what does amt mean?", options=options())
+    assert about.intent == "explain_metadata" and "Gross booking value" in about.answer
+    related = helper.ask("how are orders and shipments related?", options=options())
+    assert related.intent == "explain_metadata" and "JOIN" in related.answer
+    fixed = helper.ask("SELECT nam FROM shop.customers", options=options(max_fixes=0))
+    assert fixed.intent == "fix_query" and fixed.errors[0]["type"] == "unknown_column"
+    assert "Did you mean" in fixed.answer
+    assert fixed.answer.endswith("Fixed:\nSELECT name FROM shop.customers")  # checked, not run
+    counted = helper.ask("how many orders are there?", options=options())
+    assert counted.intent == "write_query" and counted.status == "answered", counted.attempts
+    assert script.calls("write") == 2
+
+
+def test_a_follow_up_turn_builds_on_the_previous_sql(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    first_sql = "SELECT count(*) AS n FROM shop.orders WHERE status = 'S'"
+    second_sql = (
+        "SELECT date_trunc('month', ordered_at) AS month, count(*) AS n FROM shop.orders "
+        "WHERE status = 'S' GROUP BY 1 ORDER BY 1"
+    )
+    script = Script(write=[sql_reply(first_sql), sql_reply(second_sql)],
+                    answer=lambda_answer() + lambda_answer())  # fmt: skip
+    helper = assistant(embedded_url, script, tmp_path)
+    assert helper.conversations is not None
+    conversation = helper.conversations.start(SOURCE)
+    one = helper.ask("how many shipped orders?", conversation=conversation, options=options())
+    two = helper.ask("now split it by month", conversation=conversation, options=options())
+    assert one.turn == 1 and two.turn == 2
+    follow_up_prompt = script.prompts["write"][1]
+    assert first_sql in follow_up_prompt and "how many shipped orders?" in follow_up_prompt
+    assert two.status == "answered" and two.result is not None and two.result.row_count > 1
+    turns = helper.conversations.turns(conversation)
+    assert [t.sql for t in turns] == [first_sql, second_sql]
+    assert turns[1].columns == ["month", "n"]
+
+
+def test_without_a_model_ask_gives_the_pack_and_a_ready_prompt(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    reply = Assistant(None, index_url=embedded_url, failure_log=False).ask(
+        "total refunds per region", options=options()
+    )
+    assert reply.status == "no_model" and reply.failure is not None
+    assert "SCHEMAWISE_LLM" in reply.failure.reason
+    assert reply.prompt and "Question: total refunds per region" in reply.prompt
+    assert "shop.refunds" in reply.context["tables"]
+
+
+def test_the_model_ranker_narrows_the_wide_retrieval(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    def rank(messages: list[ModelMessage]) -> str:
+        listed = [line[2:].split(":")[0] for line in _prompt(messages).splitlines()
+                  if line.startswith("- ")]  # fmt: skip
+        assert len(listed) > 1
+        return json.dumps({"tables": [{"name": n, "score": 9 if n == "shop.refunds" else 2,
+                                       "reason": "r"} for n in listed]})  # fmt: skip
+
+    script = Script(rank=[rank],
+                    write=[sql_reply("SELECT sum(amount_cents) AS total FROM shop.refunds")],
+                    answer=lambda_answer())  # fmt: skip
+    reply = assistant(embedded_url, script, tmp_path, small=False).ask(
+        "total refunded amount", options=options(rank="model")
+    )
+    assert reply.context["tables"] == ["shop.refunds"]
+    assert reply.status == "answered"
+    assert reply.usage["per_call"][0]["stage"] == "rank"
