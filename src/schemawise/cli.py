@@ -951,6 +951,192 @@ def bench_extract(
     _print_benchmark(lambda say: extract_scale.run(sizes, url=url, progress=say))
 
 
+SourceOpt = Annotated[
+    list[str] | None, typer.Option("--source", help="Restrict to these indexed sources.")
+]
+
+
+def _assistant(index_url: str | None) -> Any:
+    """The assistant with the configured model, or none (then `ask` prints a ready prompt)."""
+    from schemawise.agent.assistant import Assistant
+    from schemawise.agent.conversation import ConversationStore
+    from schemawise.agent.llm import LLM, configured_spec, optional_llm
+
+    llm = optional_llm()
+    fast = configured_spec("fast")
+    return Assistant(llm, fast_llm=LLM.from_spec(fast) if fast else None, index_url=index_url,
+                     conversations=ConversationStore())  # fmt: skip
+
+
+def _ask_options(source: list[str] | None, evidence: str, no_run: bool, max_rows: int,
+                 timeout: float, tenant: str | None, max_fixes: int) -> Any:  # fmt: skip
+    from schemawise.agent.assistant import AskOptions
+    from schemawise.db.guard import Limits
+
+    if max_rows < 1 or timeout <= 0 or not 0 <= max_fixes <= 5:
+        raise SchemawiseError(
+            "--max-rows and --timeout must be positive and --max-fixes 0 to 5.",
+            "e.g. --max-rows 100",
+        )
+    return AskOptions(sources=source, evidence=evidence, run=not no_run,
+                      limits=Limits(max_rows=max_rows, timeout_seconds=timeout),
+                      tenant=tenant_value(tenant), max_fixes=max_fixes)  # fmt: skip
+
+
+MaxRowsOpt = Annotated[int, typer.Option("--max-rows", help="Rows returned at most.")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds the query may run.")]
+MaxFixesOpt = Annotated[int, typer.Option("--max-fixes", help="Fix rounds after the checks.")]
+TenantOpt = Annotated[
+    str | None, typer.Option("--tenant", help="The caller's tenant: runs as its role.")
+]
+EvidenceOpt = Annotated[str, typer.Option("--evidence", help="Hints that come with it.")]
+
+
+@app.command()
+@handle_errors
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in words, or SQL to check.")],
+    source: SourceOpt = None,
+    evidence: EvidenceOpt = "",
+    show_context: Annotated[
+        bool, typer.Option("--show-context", help="Print the context pack too.")
+    ] = False,
+    no_run: Annotated[bool, typer.Option("--no-run", help="Check the SQL; do not run it.")] = False,
+    max_rows: MaxRowsOpt = 1000,
+    timeout: TimeoutOpt = 30.0,
+    max_fixes: MaxFixesOpt = 2,
+    tenant: TenantOpt = None,
+    index_url: IndexUrlOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Answer a question: SQL written from the context pack, checked, fixed, run inside the
+    guards, and the answer stated from the result. Without a model: the pack and a ready
+    prompt. Exit 0 with an answer, 1 without one.
+
+    Example: schemawise ask "which region had the most refunds last year?" --source shop
+    """
+    options = _ask_options(source, evidence, no_run, max_rows, timeout, tenant, max_fixes)
+    helper = _assistant(index_url)
+    with progress(not as_json) as say:
+        say("thinking: context, SQL, checks")
+        reply = helper.ask(question, options=options)
+    if as_json:
+        print(reply.model_dump_json(indent=2))
+    else:
+        from schemawise.show import print_reply
+
+        print_reply(out, reply, show_context=show_context)
+    raise typer.Exit(0 if reply.status in ("answered", "tables", "explained", "checked") else 1)
+
+
+CHAT_HELP = (
+    "Ask in words; follow-ups build on the previous answer. Commands: /sql (last SQL), "
+    "/context (last context pack), /tables (tables used), /new (new conversation), "
+    "/quit (or Ctrl-D)."
+)
+
+
+@app.command()
+@handle_errors
+def chat(
+    source: SourceOpt = None,
+    max_rows: MaxRowsOpt = 1000,
+    timeout: TimeoutOpt = 30.0,
+    tenant: TenantOpt = None,
+    index_url: IndexUrlOpt = None,
+) -> None:
+    """A conversation in the terminal: each turn keeps the previous ones as context."""
+    from schemawise.show import print_context, print_reply, print_sql
+
+    options = _ask_options(source, "", False, max_rows, timeout, tenant, 2)
+    helper = _assistant(index_url)
+    conversation = helper.conversations.start(",".join(source or []) or None)
+    out.print(f"[bold]schemawise chat[/] — {CHAT_HELP}", highlight=False)
+    if helper.llm is None:
+        from schemawise.agent.llm import HOW_TO_CONFIGURE
+
+        out.print(f"[yellow]No model is configured[/]: you get context packs and ready prompts. "
+                  f"{HOW_TO_CONFIGURE}", highlight=False)  # fmt: skip
+    last = None
+    while True:
+        try:
+            line = input("you> ").strip()
+        except EOFError:
+            out.print()
+            break
+        if not line:
+            continue
+        if line in ("/quit", "/exit"):
+            break
+        if line == "/new":
+            conversation = helper.conversations.start(",".join(source or []) or None)
+            out.print("new conversation")
+            continue
+        if line.startswith("/"):
+            if line not in ("/sql", "/context", "/tables") or last is None:
+                out.print(CHAT_HELP if line not in ("/sql", "/context", "/tables")
+                          else "Nothing asked yet.", highlight=False)  # fmt: skip
+            elif line == "/sql":
+                print_sql(out, last.sql)
+            elif line == "/context":
+                print_context(out, last)
+            else:
+                out.print(plain(", ".join(last.tables or last.context.get("tables", []))))
+            continue
+        with progress(True) as say:
+            say("thinking")
+            try:
+                last = helper.ask(line, conversation=conversation, options=options)
+            except SchemawiseError as exc:
+                out.print(Text.assemble(("error: ", "bold red"), plain(exc.message)))
+                if exc.hint:
+                    out.print(Text.assemble(("hint: ", "bold"), plain(exc.hint)))
+                continue
+        print_reply(out, last)
+
+
+@app.command()
+@handle_errors
+def serve(
+    mcp: Annotated[bool, typer.Option("--mcp", help="Serve the MCP tools.")] = False,
+    http: Annotated[
+        int | None,
+        typer.Option("--http", help="Streamable HTTP on this port instead of stdio."),
+    ] = None,
+    host: Annotated[
+        str, typer.Option("--host", help="Address for --http; loopback unless you mean it.")
+    ] = "127.0.0.1",
+    tenant: TenantOpt = None,
+    index_url: IndexUrlOpt = None,
+) -> None:
+    """Serve schemawise to other agents: `--mcp` over stdio (Claude Desktop, IDEs) or
+    `--mcp --http PORT` (streamable HTTP on 127.0.0.1).
+
+    Example: schemawise serve --mcp --http 8765
+    """
+    from schemawise.agent.llm import configured_spec
+    from schemawise.server.mcp import SchemawiseTools, build_server
+
+    if not mcp:
+        raise SchemawiseError("Say what to serve.", "schemawise serve --mcp [--http PORT]")
+    tools = SchemawiseTools(index_url=index_url, tenant=tenant_value(tenant))
+    server = build_server(tools, with_ask=configured_spec() is not None)
+    if http is None:
+        server.run("stdio")
+        return
+    err.print(f"MCP over streamable HTTP at http://{host}:{http}/mcp", highlight=False)
+    server.run("streamable-http", host=host, port=http)
+
+
+def _add_model_commands() -> None:
+    from schemawise.model.cli import model_app
+
+    app.add_typer(model_app, name="model")
+
+
+_add_model_commands()
+
+
 @app.callback(invoke_without_command=True)
 def main(
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,

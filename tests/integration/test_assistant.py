@@ -22,16 +22,13 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from schemawise import api
 from schemawise.agent.assistant import AskOptions, Assistant
 from schemawise.agent.conversation import ConversationStore
 from schemawise.agent.failures import entries
 from schemawise.agent.llm import LLM
 from schemawise.db.embedded import database_url
 from schemawise.demo import warehouse
-
-DATABASE = "assistant_demo"
-SOURCE = "shopdemo"
+from tests.integration.conftest import DATABASE, SOURCE
 
 ROLES = {
     "You write one": "write",
@@ -95,18 +92,6 @@ def llm_of(script: Script, small: bool = True) -> LLM:
     # small=True: the deterministic ranker (the default for local models), so scripts
     # need no ranking replies unless a test is about them.
     return LLM(FunctionModel(script), name="scripted", small=small)
-
-
-@pytest.fixture(scope="module")
-def demo_source(embedded_url: str) -> str:
-    with psycopg.connect(database_url(embedded_url, "postgres"), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DATABASE}"')
-    warehouse.build(database_url(embedded_url, DATABASE),
-                    warehouse.DemoSizes(customers=400, products=50, orders=2000, reps=8,
-                                        notes=50))  # fmt: skip
-    api.index(f"embedded/{DATABASE}", SOURCE, index_url=embedded_url, profile=False)
-    return SOURCE
 
 
 def assistant(embedded_url: str, script: Script, tmp_path: Path, **kwargs: Any) -> Assistant:

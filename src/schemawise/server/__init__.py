@@ -1,0 +1,1 @@
+"""Servers: MCP (mcp.py)."""
