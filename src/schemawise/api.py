@@ -81,3 +81,25 @@ def context(
             conn, question, graphs, get_embedder(), evidence=evidence, sources=sources,
             settings=settings, metadata=load_metadata(conn, list(graphs)),
         )  # fmt: skip
+
+
+def ask(
+    question: str,
+    *,
+    sources: list[str] | None = None,
+    evidence: str = "",
+    model: str | None = None,
+    run: bool = True,
+    index_url: str | None = None,
+) -> Any:
+    """A question answered end to end (schemawise.agent.assistant.Reply): SQL written from
+    the context pack by the model (`model` is a SCHEMAWISE_LLM-style spec; the configured
+    one when None), checked, fixed at most twice, run inside the guards, and the answer
+    stated from the result. With no model configured, the Reply carries the pack and a
+    ready prompt (`status: "no_model"`)."""
+    from schemawise.agent.assistant import AskOptions, Assistant
+    from schemawise.agent.llm import LLM, optional_llm, parse_spec
+
+    llm = LLM.from_spec(parse_spec(model)) if model else optional_llm()
+    helper = Assistant(llm, index_url=index_url)
+    return helper.ask(question, options=AskOptions(sources=sources, evidence=evidence, run=run))

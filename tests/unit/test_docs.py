@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from schemawise.agent.assistant import Failure, Reply, ResultShape
 from schemawise.cli import app
 from schemawise.graph.model import Column, Edge, Evidence, Problem, SchemaGraph, Table
 from schemawise.graph.paths import JoinPath, PathEdge
@@ -49,6 +50,7 @@ def test_every_command_is_in_the_readme(command: str) -> None:
         ContextPack,
         TableChoice,
         ColumnChoice,
+        Reply,
     ],
 )
 def test_every_contract_field_is_documented(model: type[BaseModel]) -> None:
@@ -75,3 +77,12 @@ def test_every_problem_type_is_documented() -> None:
     doc = (ROOT / "docs" / "json.md").read_text()
     missing = {k for k in kinds if f"`{k}`" not in doc}
     assert not missing, f"problem types missing from docs/json.md: {missing}"
+
+
+@pytest.mark.parametrize(("model", "row"), [(Failure, "failure"), (ResultShape, "result")])
+def test_nested_reply_objects_are_documented_in_their_row(model: type[BaseModel], row: str) -> None:
+    doc = (ROOT / "docs" / "json.md").read_text()
+    lines = [x for x in doc.splitlines() if x.startswith(f"| `{row}` |") and "{" in x]
+    reply_row = lines[-1]  # Reply is documented after Run, which has a `result` row too
+    missing = {f for f in model.model_fields if f not in reply_row}
+    assert not missing, f"{model.__name__} fields missing from the `{row}` row: {missing}"
