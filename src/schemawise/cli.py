@@ -1128,6 +1128,166 @@ def serve(
     server.run("streamable-http", host=host, port=http)
 
 
+@app.command("eval")
+@handle_errors
+def eval_command(
+    dataset: Annotated[str, typer.Option("--dataset", help="spider, bird or golden.")],
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="The dataset folder; for golden, the default database."),
+    ] = None,
+    golden: Annotated[
+        Path | None, typer.Option("--golden", help="A golden set (YAML or JSONL).")
+    ] = None,
+    union: Annotated[
+        bool, typer.Option("--union", help="No database given: every shared one is indexed.")
+    ] = False,
+    limit: Annotated[int | None, typer.Option("--limit", help="A seeded sample of N.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="The sample's seed.")] = 0,
+    prompt: Annotated[
+        str, typer.Option("--prompt", help="context (the pack) or whole-schema (the DDL).")
+    ] = "context",
+    no_fix: Annotated[bool, typer.Option("--no-fix", help="No fix rounds.")] = False,
+    llm: Annotated[
+        str | None, typer.Option("--llm", help="A model setting (default SCHEMAWISE_LLM).")
+    ] = None,
+    gold_as_prediction: Annotated[
+        bool, typer.Option("--gold-as-prediction", help="Score the gold SQL (no model).")
+    ] = False,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Ask the model again instead of resuming.")
+    ] = False,
+    items: Annotated[bool, typer.Option("--items/--no-items", help="Per-question rows.")] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evaluate end to end: retrieval, generation and execution accuracy per question and in
+    aggregate, with the stage that broke on every wrong answer. Resumes an interrupted run.
+
+    Example: schemawise eval --dataset spider --data ../shared/bench/spider --limit 200 --llm local
+    """
+    from schemawise.eval.predict import GoldPredictor
+    from schemawise.eval.runner import run_eval
+
+    if dataset not in ("spider", "bird", "golden"):
+        raise SchemawiseError(f"Unknown dataset {dataset!r}.", "Use spider, bird or golden.")
+    if prompt not in ("context", "whole-schema"):
+        raise SchemawiseError(f"Unknown prompt {prompt!r}.", "Use context or whole-schema.")
+    with progress(True) as say:
+        predictor: Any = GoldPredictor()
+        if not gold_as_prediction:
+            predictor = _eval_predictor(dataset, data, golden, union, prompt, not no_fix, llm,
+                                        fresh, limit, seed, say)  # fmt: skip
+
+        def step(done: int, total: int, result: Any) -> None:
+            say(f"question {done}/{total}: {'right' if result.correct else 'wrong'}")
+
+        report = run_eval(dataset, data, golden=golden, limit=limit, seed=seed,  # type: ignore[arg-type]
+                          predictor=predictor, progress=step)  # fmt: skip
+    doc = report.to_dict(items=items)
+    from schemawise.eval.assistant import right_database_rate
+
+    doc["metrics"]["right_database"] = right_database_rate(report.items)
+    if as_json:
+        print(json.dumps(doc, indent=2, default=str))
+        return
+    metrics = doc["metrics"]
+    out.print(f"[bold]{plain(report.predictor)}[/] on {dataset}: {doc['counts']['questions']} "
+              f"questions", highlight=False)  # fmt: skip
+    for key, value in metrics.items():
+        out.print(f"  {key}: {value}", highlight=False)
+    out.print(f"  wrong answers by stage: {doc['attribution']}", highlight=False)
+
+
+def _eval_predictor(dataset: str, data: Path | None, golden: Path | None, union: bool,
+                    prompt: str, fix: bool, llm_spec: str | None, fresh: bool,
+                    limit: int | None, seed: int, say: Callable[[str], None]) -> Any:  # fmt: skip
+    """The assistant on the evaluation's own index, with the databases it needs indexed."""
+    import hashlib
+
+    from schemawise.agent.llm import LLM, Budget, configured_spec, parse_spec, require_llm
+    from schemawise.config import home_dir
+    from schemawise.eval.assistant import (
+        AssistantPredictor,
+        benchmark_databases,
+        ensure_indexed,
+        eval_index_url,
+    )
+
+    spec = parse_spec(llm_spec) if llm_spec else configured_spec()
+    model = LLM.from_spec(spec, Budget()) if spec else require_llm()
+    index_url = eval_index_url()
+    databases: dict[str, str] = {}
+    if dataset in ("spider", "bird") and data is not None:
+        databases = benchmark_databases(dataset, data)
+    if union:
+        # Every shared Spider and BIRD database, found beside the dataset folder given.
+        if data is None or dataset == "golden":
+            raise SchemawiseError(
+                "--union needs --dataset spider or bird with --data.",
+                "e.g. --dataset spider --data ../shared/bench/spider --union",
+            )
+        bench = data.parent if dataset == "spider" else data.parent.parent
+        for name, folder in (("spider", bench / "spider"), ("bird", bench / "bird" / "dev")):
+            if folder.is_dir():
+                databases |= benchmark_databases(name, folder)
+    if dataset == "golden" and golden is not None:
+        from schemawise.eval.golden import load_golden
+        from schemawise.eval.runner import golden_resolver
+
+        resolve = golden_resolver(str(data) if data else None)
+        for item in load_golden(golden):
+            target = resolve(item)
+            databases[target.name] = target.url
+    ensure_indexed(index_url, databases, say)
+    config = json.dumps([model.name, dataset, str(data), str(golden), union, prompt, fix,
+                         limit, seed])  # fmt: skip
+    folder = home_dir() / "eval"
+    folder.mkdir(exist_ok=True)
+    cache = folder / f"predictions-{hashlib.sha256(config.encode()).hexdigest()[:12]}.jsonl"
+    if fresh and cache.exists():
+        cache.unlink()
+    return AssistantPredictor(model, index_url=index_url, prompt=prompt,  # type: ignore[arg-type]
+                              union=union, fix=fix, cache=cache)  # fmt: skip
+
+
+@app.command()
+@handle_errors
+def failures(
+    golden: Annotated[
+        Path | None,
+        typer.Option("--golden", help="Write them as a golden set (YAML) for `eval`."),
+    ] = None,
+    index_url: IndexUrlOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The assistant's failed and fixed generations (failures.jsonl in the schemawise home);
+    `--golden FILE` turns them into a golden set to review and evaluate with.
+
+    Example: schemawise failures --golden review.yaml
+    """
+    from schemawise.agent import failures as log
+
+    logged = log.entries()
+    if golden is not None:
+        from schemawise import api
+
+        urls = {s["source"]: s["url"] for s in api.sources(index_url=index_url)}
+        golden.write_text(log.to_golden(logged, urls))
+        fixed = sum(1 for e in logged if e.get("outcome") == "fixed")
+        out.print(f"{len(logged)} items written to {plain(str(golden))}: {fixed} with a gold "
+                  f"to review, {len(logged) - fixed} to write", highlight=False)  # fmt: skip
+        return
+    if as_json:
+        print(json.dumps({"failures": logged}, indent=2, default=str))
+        return
+    for entry in logged:
+        out.print(Text.assemble((str(entry.get("outcome")), "bold"), " ",
+                                plain(entry.get("question", "")), " — ",
+                                plain(", ".join(entry.get("error_classes", [])))))  # fmt: skip
+    if not logged:
+        out.print("No failed or fixed generations yet.")
+
+
 def _add_model_commands() -> None:
     from schemawise.model.cli import model_app
 

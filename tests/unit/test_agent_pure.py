@@ -157,3 +157,29 @@ def test_the_ranker_keeps_the_engines_first_choice_when_the_model_keeps_none() -
     candidates = [Candidate("a", 3.0), Candidate("b", 2.0)]
     assert [c.table for c in rerank(candidates, {"a": (1, ""), "b": (2, "")})] == ["a"]
     assert read_scores("no json here") == {}
+
+
+def test_the_failure_log_becomes_a_golden_set_to_review(tmp_path: Path) -> None:
+    from schemawise.agent.failures import entries, record, to_golden
+    from schemawise.errors import SchemawiseError
+    from schemawise.eval.golden import load_golden
+
+    log = tmp_path / "failures.jsonl"
+    record({"question": "orders per customer", "source": "shop", "outcome": "fixed",
+            "sql": "SELECT 1", "error_classes": ["unknown_column"], "pack_tables": ["t"],
+            "attempts": []}, log)  # fmt: skip
+    with log.open("a") as handle:
+        handle.write('{"torn')  # a crash mid-line: skipped when read
+    assert len(entries(log)) == 1
+    db = tmp_path / "shop.sqlite"
+    db.write_bytes(b"")
+    golden = tmp_path / "review.yaml"
+    golden.write_text(to_golden(entries(log), {"shop": f"sqlite:///{db}"}))
+    (item,) = load_golden(golden)
+    assert item.gold == ("SELECT 1",) and item.question == "orders per customer"
+    assert "review this gold" in golden.read_text()
+    record({"question": "q2", "source": "shop", "outcome": "failed", "sql": "SELECT x",
+            "attempts": [{"sql": "SELECT x"}]}, log)  # fmt: skip
+    golden.write_text(to_golden(entries(log), {"shop": f"sqlite:///{db}"}))
+    with pytest.raises(SchemawiseError, match="gold"):  # a failed one needs its gold written
+        load_golden(golden)

@@ -9,6 +9,7 @@ answered from the index, the graph and the checks. Failures come back as a `Repl
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -91,6 +92,7 @@ class AskOptions:
     rank: RankMode = "auto"
     intent: Intent | None = None
     budget: int | None = None  # pack tokens
+    answer: bool = True  # False: no sentence from the result (evaluation needs only the SQL)
 
 
 @dataclass
@@ -100,6 +102,7 @@ class Retrieved:
     url: str | None
     graphs: dict[str, SchemaGraph]
     metadata: Any = None
+    seconds: float = 0.0
 
 
 class Assistant:
@@ -147,6 +150,7 @@ class Assistant:
         from schemawise.retrieve.context import build_context
 
         settings = self._settings(llm, options)
+        started = time.perf_counter()
         with psycopg.connect(self.index_url) as conn:
             graphs = load_graphs(conn, options.sources)
             if settings.max_tables == WIDE_TABLES and llm is not None:
@@ -161,7 +165,8 @@ class Assistant:
             )  # fmt: skip
             urls = {s["source"]: s["url"] for s in list_sources(conn)}
         source = pack.source or next(iter(graphs))
-        return Retrieved(pack, graphs[source], urls.get(source), graphs, metadata.get(source))
+        return Retrieved(pack, graphs[source], urls.get(source), graphs, metadata.get(source),
+                         time.perf_counter() - started)  # fmt: skip
 
     def _search(self, options: AskOptions, source: str) -> Any:
         def search(words: str) -> list[str]:
@@ -207,7 +212,8 @@ class Assistant:
         retrieved = self.retrieve(question, options, llm)
         pack, graph = retrieved.pack, retrieved.graph
         context = {"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
-                   "text": pack.text, "join_paths": pack.join_paths}  # fmt: skip
+                   "text": pack.text, "join_paths": pack.join_paths,
+                   "seconds": round(retrieved.seconds, 3)}  # fmt: skip
         turns = history(self.conversations, conversation)
         schema_text = pack.text if options.prompt == "context" else whole_schema(graph)
         join_notes = [_join_note(p) for p in pack.join_paths] if options.prompt == "context" else []
@@ -274,6 +280,9 @@ class Assistant:
             columns=list(result.columns), rows=[list(r) for r in result.rows],
             row_count=len(result.rows), truncated=result.truncated, elapsed_ms=result.elapsed_ms,
         )  # fmt: skip
+        if not options.answer:
+            reply.status = "answered"
+            return
         said = answer_in_words(llm, question, reply.sql or "", result.columns, result.rows,
                                len(result.rows), result.truncated)  # fmt: skip
         reply.answer, reply.answer_source = said.text, said.source

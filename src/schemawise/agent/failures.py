@@ -20,8 +20,13 @@ def record(entry: dict[str, Any], path: Path | None = None) -> None:
     """Append one line; a line is written whole or not at all (one write call, O_APPEND)."""
     line = json.dumps({"at": time.time(), **entry}, default=str) + "\n"
     target = path or default_path()
-    with target.open("a", encoding="utf-8") as handle:
-        handle.write(line)
+    with target.open("a+b") as handle:
+        # A line torn by a crash must not swallow this one: start on a line of its own.
+        if handle.seek(0, 2) > 0:
+            handle.seek(-1, 2)
+            if handle.read(1) != b"\n":
+                line = "\n" + line
+        handle.write(line.encode("utf-8"))
 
 
 def entries(path: Path | None = None) -> list[dict[str, Any]]:
@@ -35,3 +40,30 @@ def entries(path: Path | None = None) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             continue  # a torn last line after a crash is skipped, not fatal
     return found
+
+
+def to_golden(logged: list[dict[str, Any]], urls: dict[str, str]) -> str:
+    """A golden set (YAML, eval/golden.py) from the log, for review. A fixed generation's
+    final SQL is its gold candidate; a failed one gets `gold: []`, so the file does not load
+    until someone writes its correct SQL — which is the point of the review. `urls` maps a
+    source to its database (the index's `sources`)."""
+    import yaml
+
+    blocks = ["# From the assistant's failure log: check every gold before trusting a score.",
+              "items:"]  # fmt: skip
+    for number, entry in enumerate(logged, start=1):
+        fixed = entry.get("outcome") == "fixed" and bool(entry.get("sql"))
+        classes = ", ".join(entry.get("error_classes", [])) or "no error class"
+        note = f"fixed after {classes}: review this gold" if fixed else (
+            f"failed ({classes}): write the correct SQL as gold")  # fmt: skip
+        item = {
+            "id": f"failure-{number}",
+            "question": entry.get("question", ""),
+            "database": urls.get(str(entry.get("source")), entry.get("source")),
+            "gold": [entry["sql"]] if fixed else [],
+            "tables": entry.get("pack_tables", []),
+        }
+        text = yaml.safe_dump([item], sort_keys=False, allow_unicode=True, width=100)
+        blocks.append(f"  # {note}")
+        blocks.extend("  " + line for line in text.splitlines())
+    return "\n".join(blocks) + "\n"
