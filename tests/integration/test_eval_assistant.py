@@ -1,0 +1,65 @@
+"""`schemawise eval` driving the assistant through an OpenAI-compatible endpoint (a scripted
+one): the same path `make eval-llm` takes with the local model, scored, attributed, and
+resumed from the kept predictions without asking the model again."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from schemawise.cli import app
+from tests.integration.openai_script import ScriptedChat, serving, sql_json
+
+SCHEMA = """
+CREATE TABLE teams (team_id INTEGER PRIMARY KEY, team_name TEXT, league TEXT);
+CREATE TABLE players (player_id INTEGER PRIMARY KEY, team_id INTEGER REFERENCES teams,
+                      player_name TEXT, goals INTEGER);
+INSERT INTO teams VALUES (1, 'Rovers', 'North'), (2, 'United', 'South');
+INSERT INTO players VALUES (1, 1, 'Ada', 3), (2, 2, 'Bo', 5), (3, 1, 'Cy', 1);
+"""
+
+
+def _write(system: str, user: str) -> str:
+    if "How many goals" in user:  # right
+        return sql_json("SELECT sum(goals) FROM players")
+    return sql_json("SELECT player_name FROM players WHERE goals > 4")  # wrong value: 2 wanted
+
+
+@pytest.mark.slow
+def test_eval_scores_and_resumes(
+    embedded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "league.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.executescript(SCHEMA)
+    golden = tmp_path / "golden.yaml"
+    golden.write_text(
+        f"database: {db}\n"
+        "items:\n"
+        "  - {id: goals, question: 'How many goals were scored?', "
+        "gold: SELECT sum(goals) FROM players}\n"
+        "  - {id: scorers, question: 'Who scored more than two goals?', "
+        "gold: SELECT player_name FROM players WHERE goals > 2}\n"
+    )
+    script = ScriptedChat({"write": _write})
+    with serving(script) as base_url:
+        args = ["eval", "--dataset", "golden", "--golden", str(golden), "--json",
+                "--llm", f"openai-compatible:scripted@{base_url}"]  # fmt: skip
+        first = CliRunner().invoke(app, args)
+        assert first.exit_code == 0, first.output
+        asked = len(script.requests)
+        again = CliRunner().invoke(app, args)
+    report = json.loads(first.output)
+    assert report["metrics"]["execution_accuracy"] == 0.5
+    assert report["metrics"]["strict_table_recall"] == 1.0
+    by_id = {i["id"]: i for i in report["items"]}
+    assert by_id["goals"]["correct"] and not by_id["scorers"]["correct"]
+    assert by_id["scorers"]["attribution"] == "wrong_value"
+    assert by_id["goals"]["stages"]["model_calls"] >= 1
+    assert report["cost"]
+    assert asked >= 2 and len(script.requests) == asked  # the second run asked nothing
+    assert json.loads(again.output)["metrics"] == report["metrics"]
