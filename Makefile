@@ -65,3 +65,28 @@ clean:
 model: $(STAMP)
 	CMAKE_ARGS="-DGGML_OPENMP=OFF" $(PY) -m pip install 'llama-cpp-python[server]==0.3.36'
 	$(PY) -m schemawise.model.cli install --size 1.5b
+
+# End to end with the local model (not part of `test`; hours on 2 cores): the same seeded
+# sample of Spider dev questions over databases with rows, through whole-schema prompts, the
+# context pack without and with the fix loop, the pack with no database given, and the 0.5B
+# model. Reports go to eval-results/; an interrupted run resumes where it stopped.
+EVAL_LIMIT ?= 200
+EVAL_SEED ?= 0
+SPIDER ?= ../shared/bench/spider
+EVAL := $(VENV)/bin/schemawise eval --dataset spider --data $(SPIDER) --limit $(EVAL_LIMIT) --seed $(EVAL_SEED) --json
+.PHONY: eval-llm
+eval-llm: model
+	$(PY) -m schemawise.model.cli install --size 0.5b
+	mkdir -p eval-results
+	$(EVAL) --llm local --prompt whole-schema --no-fix > eval-results/whole-schema.json
+	$(EVAL) --llm local --no-fix > eval-results/context.json
+	$(EVAL) --llm local > eval-results/context-fix.json
+	$(EVAL) --llm local --union > eval-results/context-fix-union.json
+	$(VENV)/bin/schemawise model stop
+	$(EVAL) --llm local:0.5b > eval-results/context-fix-0.5b.json
+	$(VENV)/bin/schemawise model stop
+	$(PY) -m schemawise.eval.table "whole schema (database given)=eval-results/whole-schema.json" \
+	  "context (database given)=eval-results/context.json" \
+	  "context + fix loop=eval-results/context-fix.json" \
+	  "context + fix loop, --union=eval-results/context-fix-union.json" \
+	  "0.5B: context + fix loop=eval-results/context-fix-0.5b.json"

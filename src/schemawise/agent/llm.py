@@ -13,7 +13,10 @@ Tests hand it pydantic-ai's scripted models; a real one comes from a spec:
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import os
+import threading
 import time
 import tomllib
 from collections.abc import Sequence
@@ -233,8 +236,8 @@ class LLM:
             request_limit=min(max_requests + 1, calls_left), total_tokens_limit=tokens_left
         )
         try:
-            result = agent.run_sync(
-                prompt, deps=deps, usage_limits=limits, timeout=self.budget.call_timeout
+            result = _thread_loop().run_until_complete(
+                agent.run(prompt, deps=deps, usage_limits=limits, timeout=self.budget.call_timeout)
             )
         except Exception as exc:  # every provider failure becomes one classified error
             self.calls.append(CallRecord(stage, 0, 0, time.perf_counter() - started, False,
@@ -246,6 +249,21 @@ class LLM:
                        time.perf_counter() - started, True)
         )  # fmt: skip
         return result.output
+
+
+_LOOPS = threading.local()
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This thread's event loop for model calls, held here and closed at exit. (run_sync
+    would use the thread's current loop, which a later asyncio.run() in the same thread
+    unsets and leaves to the garbage collector with its sockets open.)"""
+    loop: asyncio.AbstractEventLoop | None = getattr(_LOOPS, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        _LOOPS.loop = loop
+        atexit.register(loop.close)
+    return loop
 
 
 def _call_error(exc: Exception, name: str) -> ModelCallError:
