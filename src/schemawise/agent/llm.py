@@ -150,6 +150,9 @@ class Budget:
     max_calls: int = 10
     max_tokens: int = 80_000
     call_timeout: float = 180.0
+    # A reply is one JSON object or a few sentences: a cap keeps a rambling model from
+    # spending a local model's minutes (24 tokens/s on 2 cores) on prose nobody reads.
+    max_reply_tokens: int = 700
 
 
 @dataclass
@@ -217,6 +220,7 @@ class LLM:
     ) -> Any:
         """One agent run (one request, more when it uses tools), recorded and bounded."""
         from pydantic_ai import Agent
+        from pydantic_ai.settings import ModelSettings
         from pydantic_ai.usage import UsageLimits
 
         calls_left = self.budget.max_calls - len(self.calls)
@@ -236,9 +240,12 @@ class LLM:
             request_limit=min(max_requests + 1, calls_left), total_tokens_limit=tokens_left
         )
         try:
+            # Temperature 0: the same question gets the same SQL (evaluations repeat).
+            settings = ModelSettings(temperature=0.0, max_tokens=self.budget.max_reply_tokens)
             result = _thread_loop().run_until_complete(
-                agent.run(prompt, deps=deps, usage_limits=limits, timeout=self.budget.call_timeout)
-            )
+                agent.run(prompt, deps=deps, usage_limits=limits, model_settings=settings,
+                          timeout=self.budget.call_timeout)
+            )  # fmt: skip
         except Exception as exc:  # every provider failure becomes one classified error
             self.calls.append(CallRecord(stage, 0, 0, time.perf_counter() - started, False,
                                          type(exc).__name__))  # fmt: skip

@@ -19,7 +19,8 @@ paths listed. When a join path says it multiplies rows, aggregate the many side 
 subquery before you SUM or AVG. Return exactly the columns the question asks for.
 Reply with one JSON object and nothing else:
 {{"assumptions": ["what you assumed that the user should verify"], "query": "SELECT ...", \
-"explanation": "one sentence", "tables": ["tables used"], "columns": ["table.column used"]}}"""
+"explanation": "one short sentence", "tables": ["tables used"], \
+"columns": ["table.column used"]}}"""
 
 SEMANTIC_FILTER_NOTE = (
     "Searchable tables accept a meaning filter in WHERE: sw_match(table, 'words') keeps the "
