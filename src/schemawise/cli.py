@@ -1124,6 +1124,10 @@ def serve(
     if http is None:
         server.run("stdio")
         return
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        warning = (f"[bold yellow]warning:[/] serving on {plain(host)}: the MCP server has no "
+                   "authentication of its own; put it behind one that does.")  # fmt: skip
+        err.print(warning, highlight=False)
     err.print(f"MCP over streamable HTTP at http://{host}:{http}/mcp", highlight=False)
     server.run("streamable-http", host=host, port=http)
 
