@@ -183,3 +183,16 @@ def test_the_failure_log_becomes_a_golden_set_to_review(tmp_path: Path) -> None:
     golden.write_text(to_golden(entries(log), {"shop": f"sqlite:///{db}"}))
     with pytest.raises(SchemawiseError, match="gold"):  # a failed one needs its gold written
         load_golden(golden)
+
+
+def test_loading_the_embedder_leaves_logging_quiet(tmp_path: Path) -> None:
+    """wordllama sets the root logger to INFO on import; `ask` would print every HTTP call."""
+    import subprocess
+    import sys
+
+    code = ("import logging; from schemawise.index.embed import get_embedder; "
+            "get_embedder().embed(['x']); r = logging.getLogger(); print(len(r.handlers), r.level)")  # fmt: skip
+    env = {"SCHEMAWISE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          check=True)  # fmt: skip
+    assert done.stdout.split() == ["0", "30"]

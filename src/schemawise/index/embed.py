@@ -81,6 +81,10 @@ class WordLlamaEmbedder:
 
 
 def _load_wordllama() -> Any:
+    import logging
+
+    root = logging.getLogger()  # before `resources.files`, which imports the package
+    handlers, level = list(root.handlers), root.level
     # The package's loader looks in the wrong sub-folder and would then try to download: lay
     # its shipped files out as it expects, in schemawise's own folder, and forbid downloads.
     package = resources.files("wordllama")
@@ -98,7 +102,13 @@ def _load_wordllama() -> Any:
         warnings.simplefilter("ignore")
         from wordllama import WordLlama
 
-        return WordLlama.load(cache_dir=Path(target), disable_download=True)
+        model = WordLlama.load(cache_dir=Path(target), disable_download=True)
+    # wordllama calls logging.basicConfig(level=INFO) on import, which would print every HTTP
+    # request of the model client (`ask`) on the terminal: put the root logger back.
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+    return model
 
 
 @dataclass
