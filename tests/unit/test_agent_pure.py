@@ -190,8 +190,11 @@ def test_loading_the_embedder_leaves_logging_quiet(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("import logging; from schemawise.index.embed import get_embedder; "
-            "get_embedder().embed(['x']); r = logging.getLogger(); print(len(r.handlers), r.level)")  # fmt: skip
+    code = (
+        "import logging; from schemawise.index.embed import get_embedder; "
+        "get_embedder().embed(['x']); r = logging.getLogger(); "
+        "print(len(r.handlers), r.level)"
+    )
     env = {"SCHEMAWISE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           check=True)  # fmt: skip
