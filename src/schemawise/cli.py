@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -11,10 +10,10 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from schemawise import __version__
+from schemawise.cli_support import err, handle_errors, out
 from schemawise.errors import SchemawiseError
 from schemawise.terminal import plain
 
@@ -32,9 +31,6 @@ bench_app = typer.Typer(help="Benchmarks; each prints one JSON document.", no_ar
 app.add_typer(db_app, name="db")
 app.add_typer(bench_app, name="bench")
 
-# Piped output is not wrapped at 80 columns: tables of long names stay readable in logs.
-out = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,33 +58,6 @@ BudgetOpt = Annotated[
 SchemaOpt = Annotated[
     list[str] | None, typer.Option("--schema", help="Postgres schema to read (repeatable).")
 ]
-
-
-def handle_errors[F: Callable[..., Any]](func: F) -> F:
-    """Turn a SchemawiseError into a message, a hint and exit code 2 (JSON with --json)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except SchemawiseError as exc:
-            if kwargs.get("as_json"):
-                print(json.dumps({"error": exc.to_dict()}))
-            else:
-                err.print(Text.assemble(("error: ", "bold red"), plain(exc.message)))
-                if exc.hint:
-                    err.print(Text.assemble(("hint: ", "bold"), plain(exc.hint)))
-            raise typer.Exit(exc.exit_code) from None
-        except KeyboardInterrupt:
-            err.print(
-                "[bold yellow]interrupted:[/] schemawise writes in whole transactions, so "
-                "nothing half-done was kept (`index` leaves the index as it was; `rows backfill` "
-                "resumes where it stopped).",
-                highlight=False,
-            )
-            raise typer.Exit(130) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 @contextmanager

@@ -7,18 +7,14 @@ A sub-app of its own (the main CLI mounts it as `model`), also runnable as
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
-from collections.abc import Callable
 from dataclasses import asdict
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
-from schemawise.errors import SchemawiseError
+from schemawise.cli_support import err, handle_errors, out
 from schemawise.terminal import plain
 
 model_app = typer.Typer(
@@ -27,8 +23,6 @@ model_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-out = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True)
 
 SizeOpt = Annotated[
     str, typer.Option("--size", help="1.5b (better SQL, about 1.1 GB) or 0.5b (about 0.5 GB).")
@@ -36,27 +30,8 @@ SizeOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 
 
-def _handle_errors[F: Callable[..., Any]](func: F) -> F:
-    """A SchemawiseError becomes a message, a hint and exit code 2 (JSON with --json)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except SchemawiseError as exc:
-            if kwargs.get("as_json"):
-                print(json.dumps({"error": exc.to_dict()}))
-            else:
-                err.print(Text.assemble(("error: ", "bold red"), plain(exc.message)))
-                if exc.hint:
-                    err.print(Text.assemble(("hint: ", "bold"), plain(exc.hint)))
-            raise typer.Exit(exc.exit_code) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
 @model_app.command("install")
-@_handle_errors
+@handle_errors
 def install(
     size: SizeOpt = "1.5b",
     rehash: Annotated[bool, typer.Option("--rehash", help="Hash an installed file again.")] = False,
@@ -96,7 +71,7 @@ def install(
 
 
 @model_app.command("serve")
-@_handle_errors
+@handle_errors
 def serve(
     size: SizeOpt = "1.5b",
     port: Annotated[
@@ -121,7 +96,7 @@ def serve(
 
 
 @model_app.command("status")
-@_handle_errors
+@handle_errors
 def status(as_json: JsonOpt = False) -> None:
     """Which models are installed, and whether the server runs (with its base URL)."""
     from schemawise.model.catalog import MODELS
@@ -159,7 +134,7 @@ def status(as_json: JsonOpt = False) -> None:
 
 
 @model_app.command("stop")
-@_handle_errors
+@handle_errors
 def stop() -> None:
     """Stop the local model server."""
     from schemawise.model.serve import stop as stop_server

@@ -1,0 +1,48 @@
+"""What every command group shares: the consoles and the error handler (a SchemawiseError
+becomes a message, a hint and exit code 2, or JSON with --json)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from schemawise.errors import SchemawiseError
+from schemawise.terminal import plain
+
+# Piped output is not wrapped at 80 columns: tables of long names stay readable in logs.
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True)
+
+
+def handle_errors[F: Callable[..., Any]](func: F) -> F:
+    """Turn a SchemawiseError into a message, a hint and exit code 2 (JSON with --json)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except SchemawiseError as exc:
+            if kwargs.get("as_json"):
+                print(json.dumps({"error": exc.to_dict()}))
+            else:
+                err.print(Text.assemble(("error: ", "bold red"), plain(exc.message)))
+                if exc.hint:
+                    err.print(Text.assemble(("hint: ", "bold"), plain(exc.hint)))
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err.print(
+                "[bold yellow]interrupted:[/] schemawise writes in whole transactions, so "
+                "nothing half-done was kept (`index` leaves the index as it was; `rows backfill` "
+                "resumes where it stopped).",
+                highlight=False,
+            )
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
