@@ -29,22 +29,13 @@ from schemawise.agent.llm import LLM
 from schemawise.db.embedded import database_url
 from schemawise.demo import warehouse
 from tests.integration.conftest import DATABASE, SOURCE
-
-ROLES = {
-    "You write one": "write",
-    "You state the answer": "answer",
-    "A SQL query used a table": "research",
-    "You judge which tables": "rank",
-    "You choose the columns": "columns",
-    "Classify the user's message": "route",
-}
+from tests.integration.openai_script import role_of
 
 
 def _role(info: AgentInfo) -> str:
-    for start, role in ROLES.items():
-        if (info.instructions or "").startswith(start):
-            return role
-    raise AssertionError(f"unexpected instructions: {info.instructions!r}")
+    role = role_of(info.instructions or "")
+    assert role != "other", f"unexpected instructions: {info.instructions!r}"
+    return role
 
 
 def _prompt(messages: list[ModelMessage]) -> str:
