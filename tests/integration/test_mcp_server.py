@@ -97,3 +97,50 @@ def test_every_tool_over_stdio(embedded_url: str, demo_source: str,
     with psycopg.connect(database_url(embedded_url, DATABASE)) as conn:
         (orders_after,) = conn.execute("SELECT count(*) FROM shop.orders").fetchone() or (0,)
     assert orders_after == orders_before
+
+
+def test_streamable_http_on_loopback(schemawise_home: Path, demo_source: str) -> None:
+    import socket
+    import subprocess
+    import time
+
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "SCHEMAWISE_HOME": str(schemawise_home)}
+    env.pop("SCHEMAWISE_LLM", None)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "schemawise", "serve", "--mcp", "--http", str(port)], env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    async def calls() -> tuple[set[str], dict[str, Any]]:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with (
+            streamable_http_client(url) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            listed = {t.name for t in (await session.list_tools()).tools}
+            ran = await session.call_tool(
+                "run_sql", {"sql": "DROP TABLE shop.orders", "source": demo_source}
+            )
+            return listed, _payload(ran)
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # until the server listens
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.2)
+        listed, refused = anyio.run(calls)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert listed == EXPECTED_TOOLS
+    assert refused["ran"] is False and refused["reason"]
