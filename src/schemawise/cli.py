@@ -1000,8 +1000,8 @@ def ask(
 
 CHAT_HELP = (
     "Ask in words; follow-ups build on the previous answer. Commands: /sql (last SQL), "
-    "/context (last context pack), /tables (tables used), /new (new conversation), "
-    "/quit (or Ctrl-D)."
+    "/context (last context pack), /tables (tables used), /feedback TEXT (on the last answer, "
+    "kept with it), /new (new conversation), /quit (or Ctrl-D)."
 )
 
 
@@ -1040,6 +1040,14 @@ def chat(
         if line == "/new":
             conversation = helper.conversations.start(",".join(source or []) or None)
             out.print("new conversation")
+            continue
+        if line.startswith("/feedback"):
+            text = line.removeprefix("/feedback").strip()
+            if last is None or last.turn is None or not text:
+                out.print("Ask something first, then: /feedback what was right or wrong.")
+            else:
+                helper.conversations.feedback(conversation, last.turn, text)
+                out.print("kept with the last answer")
             continue
         if line.startswith("/"):
             if line not in ("/sql", "/context", "/tables") or last is None:

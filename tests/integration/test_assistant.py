@@ -327,3 +327,17 @@ def test_the_model_ranker_narrows_the_wide_retrieval(
     assert reply.context["tables"] == ["shop.refunds"]
     assert reply.status == "answered"
     assert reply.usage["per_call"][0]["stage"] == "rank"
+
+
+def test_a_cheaper_model_ranks_and_its_calls_count_in_the_question(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    ranker = Script(rank=['{"tables": [{"name": "shop.refunds", "score": 9}]}'])
+    writer = Script(write=[sql_reply("SELECT count(*) AS n FROM shop.refunds")],
+                    answer=lambda_answer())  # fmt: skip
+    helper = Assistant(llm_of(writer, small=False), fast_llm=llm_of(ranker, small=False),
+                       index_url=embedded_url, failure_log=False)  # fmt: skip
+    reply = helper.ask("how many refunds?", options=options(rank="model"))
+    assert ranker.calls("rank") == 1 and writer.calls("rank") == 0
+    assert reply.usage["per_call"][0]["stage"] == "rank"
+    assert reply.context["tables"] == ["shop.refunds"] and reply.status == "answered"

@@ -4,6 +4,7 @@ follow-up built on the first turn's SQL, then /sql and /quit."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -50,6 +51,9 @@ def test_two_turns_and_a_follow_up(
             child.sendline("/sql")
             child.expect("date_trunc")
             child.expect("you> ")
+            child.sendline("/feedback months should be calendar months")
+            child.expect("kept with the last answer")
+            child.expect("you> ")
             child.sendline("/quit")
             child.expect(pexpect.EOF)
         finally:
@@ -58,3 +62,6 @@ def test_two_turns_and_a_follow_up(
     assert shipped > 0
     writes = [r for r in script.requests if "You write one" in str(r["messages"][0]["content"])]
     assert len(writes) == 2 and FIRST in str(writes[1]["messages"])
+    with sqlite3.connect(schemawise_home / "conversations.sqlite") as conn:
+        kept = conn.execute("SELECT sql, feedback FROM turns ORDER BY at DESC LIMIT 1").fetchone()
+    assert kept == (SECOND, "months should be calendar months")

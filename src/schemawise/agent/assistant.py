@@ -156,8 +156,9 @@ class Assistant:
             if settings.max_tables == WIDE_TABLES and llm is not None:
                 from schemawise.agent.rank import column_filter, table_ranker
 
-                settings = replace(settings, ranker=table_ranker(llm, graphs),
-                                   column_filter=column_filter(llm))  # fmt: skip
+                ranking = self._ranking_llm(llm)
+                settings = replace(settings, ranker=table_ranker(ranking, graphs),
+                                   column_filter=column_filter(ranking))  # fmt: skip
             metadata = load_metadata(conn, list(graphs))
             pack = build_context(
                 conn, question, graphs, get_embedder(), evidence=options.evidence,
@@ -167,6 +168,14 @@ class Assistant:
         source = pack.source or next(iter(graphs))
         return Retrieved(pack, graphs[source], urls.get(source), graphs, metadata.get(source),
                          time.perf_counter() - started)  # fmt: skip
+
+    def _ranking_llm(self, llm: LLM) -> LLM:
+        """The cheaper model for ranking when one is configured, its calls counted in the
+        question's record and budget like the main model's."""
+        if self.fast_llm is None:
+            return llm
+        fast = self.fast_llm
+        return LLM(fast.model, fast.name, fast.small, llm.budget, llm.calls)
 
     def _search(self, options: AskOptions, source: str) -> Any:
         def search(words: str) -> list[str]:
