@@ -1220,8 +1220,9 @@ def _eval_predictor(dataset: str, data: Path | None, golden: Path | None, union:
             target = resolve(item)
             databases[target.name] = target.url
     ensure_indexed(index_url, databases, say)
-    config = json.dumps([model.name, dataset, str(data), str(golden), union, prompt, fix,
-                         limit, seed])  # fmt: skip
+    # Limit and seed only choose questions; each cached line is keyed by its question, so
+    # samples of other sizes reuse the answers they share.
+    config = json.dumps([model.name, dataset, str(data), str(golden), union, prompt, fix])
     folder = home_dir() / "eval"
     folder.mkdir(exist_ok=True)
     cache = folder / f"predictions-{hashlib.sha256(config.encode()).hexdigest()[:12]}.jsonl"

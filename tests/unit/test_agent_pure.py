@@ -199,3 +199,20 @@ def test_loading_the_embedder_leaves_logging_quiet(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           check=True)  # fmt: skip
     assert done.stdout.split() == ["0", "30"]
+
+
+def test_the_fix_notes_say_where_a_misplaced_column_lives_and_how_to_join_it() -> None:
+    from schemawise.agent.researcher import column_facts
+    from schemawise.validate.check import check_sql
+    from tests.unit.test_check import GRAPH
+
+    sql = "SELECT o.order_id FROM orders o WHERE o.quantity > 2"
+    facts = column_facts(GRAPH, check_sql(sql, GRAPH).errors)
+    assert facts == [
+        "orders has no column quantity; its columns are: order_id, customer_id, status, amt.",
+        "quantity is a column of order_items. Reach it from orders with JOIN ... ON "
+        "order_items.order_id = orders.order_id.",
+    ]
+    # An unqualified unknown column names no table; the notes only say where it lives.
+    facts = column_facts(GRAPH, check_sql("SELECT quantity FROM orders", GRAPH).errors)
+    assert facts == ["quantity is a column of order_items."]

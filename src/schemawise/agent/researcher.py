@@ -113,6 +113,37 @@ def research_without_model(lookup: SchemaLookup, names: Sequence[str]) -> list[s
     return notes
 
 
+def column_facts(graph: SchemaGraph, problems: Sequence[SqlProblem]) -> list[str]:
+    """For each column the query put in the wrong table: what that table really holds, which
+    tables hold the column, and the join that reaches them — stated, so a small model need not
+    work it out (it tends to repeat the mistake when told only that the column is missing)."""
+    from schemawise.errors import NoJoinPathError
+    from schemawise.graph.paths import connecting_tree
+
+    facts: list[str] = []
+    for problem in problems:
+        extra = problem.model_extra or {}
+        if problem.type != "unknown_column" or not extra.get("column"):
+            continue
+        column, read_from = str(extra["column"]), extra.get("read_from")
+        holders = [str(t) for t in extra.get("tables_with_column") or []][:3]
+        entry = graph.table(str(read_from)) if read_from else None
+        if entry is not None:
+            names = ", ".join(c.name for c in entry.columns)
+            facts.append(f"{entry.name} has no column {column}; its columns are: {names}.")
+        for holder in holders:
+            line = f"{column} is a column of {holder}."
+            if entry is not None and holder != entry.name:
+                try:
+                    path = connecting_tree(graph, [entry.name, holder])
+                    joins = " AND ".join(e.condition() for e in path.edges)
+                    line += f" Reach it from {entry.name} with JOIN ... ON {joins}."
+                except NoJoinPathError:
+                    line += f" No join connects it to {entry.name}."
+            facts.append(line)
+    return list(dict.fromkeys(facts))
+
+
 def research(lookup: SchemaLookup, names: Sequence[str], llm: object | None) -> list[str]:
     """Notes on what the hallucinated names should have been, for the fix prompt."""
     from schemawise.agent.llm import LLM

@@ -12,7 +12,7 @@ from typing import Any
 
 from schemawise.agent.draft import Draft, UnreadableReplyError, read_draft
 from schemawise.agent.prompts import PriorTurn, fix_prompt, writer_instructions, writer_prompt
-from schemawise.agent.researcher import SchemaLookup, missing_names, research
+from schemawise.agent.researcher import SchemaLookup, column_facts, missing_names, research
 from schemawise.db.guard import Limits
 from schemawise.errors import ModelCallError
 from schemawise.graph.model import SchemaGraph
@@ -142,7 +142,10 @@ def write_checked(
             kinds = ", ".join(sorted({p.type for p in problems}))
             written.failure = f"still failing after {written.fixes} fixes: {kinds}"
             return written
-        attempt.research = research(lookup, missing_names(problems), llm)
+        attempt.research = [
+            *column_facts(db.graph, problems),
+            *research(lookup, missing_names(problems), llm),
+        ]
         try:
             draft = _ask(llm, "fix", instructions,
                          fix_prompt(prompt, draft.query, problems, attempt.research))  # fmt: skip

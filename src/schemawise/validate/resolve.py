@@ -111,10 +111,14 @@ def tables_with_column(graph: SchemaGraph, column: str) -> list[str]:
 
 
 def _unknown_column(
-    graph: SchemaGraph, name: str, alias: str | None, in_scope: list[str]
+    graph: SchemaGraph,
+    name: str,
+    alias: str | None,
+    in_scope: list[str],
+    read_from: str | None = None,
 ) -> SqlProblem:
     """`in_scope`: the columns the query could have meant (of the alias's table, or of every
-    table it reads), for a did-you-mean."""
+    table it reads), for a did-you-mean; `read_from`: the table the alias names, if any."""
     where = tables_with_column(graph, name)
     written = f"{alias}.{name}" if alias else name
     by_lower = {c.lower(): c for c in in_scope}
@@ -132,6 +136,7 @@ def _unknown_column(
         column=name,
         tables_with_column=where,
         closest=closest,
+        **({"read_from": read_from} if read_from else {}),
     )
 
 
@@ -145,6 +150,15 @@ def _columns_of(scope: Scope, graph: SchemaGraph, alias: str | None) -> list[str
         if table is not None:
             names += [c.name for c in table.columns]
     return names
+
+
+def _table_of(scope: Scope, graph: SchemaGraph, alias: str) -> str | None:
+    """The graph's name of the table behind `alias` (None for a subquery or CTE)."""
+    entry = scope.selected_sources.get(alias)
+    if entry is None or not isinstance(entry[1], exp.Table):
+        return None
+    table = find_table(graph, entry[1])
+    return table.name if table is not None else None
 
 
 def _scope_problems(scope: Scope, graph: SchemaGraph) -> list[SqlProblem]:
@@ -189,7 +203,11 @@ def _scope_problems(scope: Scope, graph: SchemaGraph) -> list[SqlProblem]:
             elif column.table:
                 problems.append(
                     _unknown_column(
-                        graph, column.name, column.table, _columns_of(scope, graph, column.table)
+                        graph,
+                        column.name,
+                        column.table,
+                        _columns_of(scope, graph, column.table),
+                        _table_of(scope, graph, column.table),
                     )
                 )
     return problems
@@ -221,7 +239,7 @@ def resolve(tree: exp.Expression, graph: SchemaGraph) -> Resolution:
             )
             break
         except OptimizeError as exc:
-            problem, name = _from_optimize_error(str(exc), graph, _columns_read(work, graph))
+            problem, name = _from_optimize_error(str(exc), graph, work)
             result.problems.append(problem)
             if name is None:
                 return result
@@ -262,12 +280,30 @@ def _columns_read(tree: exp.Expr, graph: SchemaGraph) -> list[str]:
     return names
 
 
+def _qualifier(tree: exp.Expr, graph: SchemaGraph, name: str) -> tuple[str | None, str | None]:
+    """The alias a column named `name` is written with, and the graph table that alias names
+    (None, None when it is written bare or the alias is a subquery's)."""
+    for column in tree.find_all(exp.Column):
+        if column.name.lower() != name.lower() or not column.table:
+            continue
+        for node in tree.find_all(exp.Table):
+            if node.alias_or_name.lower() == column.table.lower():
+                table = find_table(graph, node)
+                return column.table, table.name if table is not None else None
+        return column.table, None
+    return None, None
+
+
 def _from_optimize_error(
-    message: str, graph: SchemaGraph, in_scope: list[str]
+    message: str, graph: SchemaGraph, work: exp.Expr
 ) -> tuple[SqlProblem, str | None]:
     if match := _UNKNOWN_COLUMN.search(message.splitlines()[0]):
         name = match.group(1).strip().strip('"')
-        return _unknown_column(graph, name, None, in_scope), name
+        alias, read_from = _qualifier(work, graph, name)
+        in_scope = _columns_read(work, graph)
+        if read_from is not None and (table := graph.table(read_from)) is not None:
+            in_scope = [c.name for c in table.columns]
+        return _unknown_column(graph, name, alias, in_scope, read_from), name
     if match := _AMBIGUOUS.search(message):
         name = match.group(1).strip('"')
         return (
