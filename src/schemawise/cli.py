@@ -7,15 +7,14 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
-from rich.text import Text
 
 from schemawise import __version__
 from schemawise.cli_support import err, handle_errors, out
 from schemawise.errors import SchemawiseError
-from schemawise.terminal import plain
+from schemawise.terminal import assemble, plain
 
 app = typer.Typer(
     help="Schema-aware text-to-SQL support: the schema graph and join paths (graph, path), "
@@ -23,11 +22,14 @@ app = typer.Typer(
     "and run inside guards (check, run, doctor), and search over row contents (rows).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 db_app = typer.Typer(
     help="Manage the embedded PostgreSQL that holds the demo.", no_args_is_help=True
 )
-bench_app = typer.Typer(help="Benchmarks; each prints one JSON document.", no_args_is_help=True)
+bench_app = typer.Typer(
+    help="Benchmarks: a readable report, or one JSON document with --json.", no_args_is_help=True
+)
 app.add_typer(db_app, name="db")
 app.add_typer(bench_app, name="bench")
 
@@ -70,11 +72,13 @@ def progress(enabled: bool) -> Iterator[Callable[[str], None]]:
         yield lambda message: status.update(message)
 
 
-def _print_benchmark(compute: Callable[[Callable[[str], None]], dict[str, Any]]) -> None:
-    """Run a benchmark with a status line on stderr and print its one JSON document."""
+def _print_benchmark(
+    compute: Callable[[Callable[[str], None]], dict[str, Any]], as_json: bool
+) -> None:
+    """Run a benchmark with a status line on stderr; print its report, or its JSON document."""
     with progress(True) as say:
         report = compute(say)
-    print(json.dumps(report, indent=2, default=str))
+    _emit(report, as_json)
 
 
 def _load_graph(
@@ -107,7 +111,13 @@ def graph(
     budget: BudgetOpt = 60.0,
     schema: SchemaOpt = None,
 ) -> None:
-    """Extract the schema graph: tables, keys, and edges with verified cardinality."""
+    """Extract the schema graph: tables, keys, and edges with verified cardinality.
+
+    \b
+    Examples:
+      schemawise graph embedded
+      schemawise graph sqlite:///chinook.db --json > graph.json
+    """
     from schemawise.graph.render import graph_tables
 
     with progress(not as_json) as say:
@@ -129,7 +139,12 @@ def path(
     budget: BudgetOpt = 60.0,
     schema: SchemaOpt = None,
 ) -> None:
-    """The cheapest join path connecting tables, with its grain and fan-out warnings."""
+    """The cheapest join path connecting tables, with its grain and fan-out warnings.
+
+    \b
+    Examples:
+      schemawise path embedded shop.order_items shop.regions
+    """
     from schemawise.graph.paths import connecting_tree
     from schemawise.graph.render import join_path_text
 
@@ -156,7 +171,13 @@ def demo(
         typer.Option("--no-recruiting", help="Skip the 200,000-row recruiting schema."),
     ] = False,
 ) -> None:
-    """Build the demo warehouse in the embedded Postgres and show what schemawise sees."""
+    """Build the demo warehouse in the embedded Postgres and show what schemawise sees.
+
+    \b
+    Examples:
+      schemawise demo
+      schemawise demo --no-recruiting   # the shop only, in seconds
+    """
     from schemawise.demo.run import run_demo
 
     with progress(not as_json) as say:
@@ -169,12 +190,13 @@ def demo(
 
 SqlOpt = Annotated[str | None, typer.Option("--sql", help="The SQL statement.")]
 FileOpt = Annotated[Path | None, typer.Option("--file", help="A file holding the SQL statement.")]
+Fanout = Literal["error", "warn", "auto"]
 FanoutOpt = Annotated[
-    str,
+    Fanout,
     typer.Option(
         "--fanout",
-        help="Fan-out risks as 'error', 'warn', or 'auto' (a SUM or AVG that a join multiplies "
-        "is an error, other risks warn).",
+        help="What a fan-out risk is: error, warn, or auto (a SUM or AVG that a join "
+        "multiplies is an error, other risks warn).",
     ),
 ]
 RulesOpt = Annotated[Path | None, typer.Option("--rules", help="YAML file of business rules.")]
@@ -199,14 +221,6 @@ def _read_sql(sql: str | None, file: Path | None) -> str:
     return sql
 
 
-def _fanout_level(value: str) -> Any:
-    if value not in ("error", "warn", "auto"):
-        raise SchemawiseError(
-            f"--fanout takes 'error', 'warn' or 'auto', not {value!r}.", "e.g. --fanout error"
-        )
-    return value
-
-
 def tenant_value(text: str | None) -> Any:
     """A tenant as typed: a plain decimal number (ASCII digits, no leading zero) is an int,
     anything else stays text, so that "01", "²" or "١" never become tenant 1."""
@@ -228,9 +242,9 @@ def _say_graph_origin(origin: str) -> None:
 def _print_problems(result: dict[str, Any]) -> None:
     for kind, style in (("errors", "bold red"), ("warnings", "bold yellow")):
         for problem in result.get(kind, []):
-            out.print(Text.assemble((str(problem["type"]), style), ": ", plain(problem["message"])))
+            out.print(assemble((str(problem["type"]), style), ": ", plain(problem["message"])))
             if problem.get("hint"):
-                out.print(Text.assemble("  hint: ", plain(problem["hint"])))
+                out.print(assemble("  hint: ", plain(problem["hint"])))
 
 
 @app.command()
@@ -246,18 +260,23 @@ def check(
     rules: RulesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check one SQL statement against the schema graph; exit 1 when problems are found."""
+    """Check one SQL statement against the schema graph; exit 1 when problems are found.
+
+    \b
+    Examples:
+      schemawise check embedded --sql "SELECT count(*) FROM shop.orders"
+      schemawise check sqlite:///chinook.db --file query.sql --json
+    """
     from schemawise.graph.reuse import graph_for
     from schemawise.validate.check import check_sql
     from schemawise.validate.rules import load_rules
 
     text = _read_sql(sql, file)
-    level = _fanout_level(fanout)
     loaded = load_rules(rules) if rules else None
     with progress(not as_json) as say:
         say("reading the schema graph")
         choice = graph_for(url)
-    result = check_sql(text, choice.graph, dialect=dialect, fanout=level, rules=loaded)
+    result = check_sql(text, choice.graph, dialect=dialect, fanout=fanout, rules=loaded)
     doc = result.model_dump()
     doc["graph_origin"] = choice.origin
     if as_json:
@@ -290,7 +309,13 @@ def run(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check, EXPLAIN-gate and run one query inside every guard; errors come back classified."""
+    """Check, EXPLAIN-gate and run one query inside every guard; errors come back classified.
+
+    \b
+    Examples:
+      schemawise run embedded --sql "SELECT status, count(*) FROM shop.orders GROUP BY status"
+      schemawise run embedded --tenant 7 --file query.sql --max-rows 50
+    """
     from schemawise.db.guard import Limits
     from schemawise.runner import run_checked
     from schemawise.validate.rules import load_rules
@@ -305,7 +330,7 @@ def run(
             url,
             text,
             limits=Limits(max_rows=max_rows, timeout_seconds=timeout),
-            fanout=_fanout_level(fanout),
+            fanout=fanout,
             rules=loaded,
             tenant=tenant_value(tenant),
         )
@@ -340,7 +365,13 @@ def run(
 @app.command()
 @handle_errors
 def doctor(url: UrlArg, as_json: JsonOpt = False) -> None:
-    """Check the role schemawise would run SQL as: superuser, dangerous memberships, timeouts."""
+    """Check the role schemawise would run SQL as: superuser, dangerous memberships, timeouts.
+
+    \b
+    Examples:
+      schemawise doctor embedded
+      schemawise doctor postgresql://reader@db.internal/warehouse
+    """
     from schemawise.db.urls import parse_url
 
     parsed = parse_url(url)
@@ -368,11 +399,9 @@ def doctor(url: UrlArg, as_json: JsonOpt = False) -> None:
     else:
         for f in findings:
             style = {"danger": "bold red", "warning": "yellow", "ok": "green"}[f["severity"]]
-            out.print(
-                Text.assemble((f["severity"], style), f" {f['check']}: ", plain(f["message"]))
-            )
+            out.print(assemble((f["severity"], style), f" {f['check']}: ", plain(f["message"])))
             if f["fix"]:
-                out.print(Text.assemble("  fix: ", plain(f["fix"])))
+                out.print(assemble("  fix: ", plain(f["fix"])))
     raise typer.Exit(1 if any(f["severity"] == "danger" for f in findings) else 0)
 
 
@@ -411,7 +440,13 @@ def index_command(
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Index a database's schema (cards, columns, join paths, examples) for `context`."""
+    """Index a database's schema (cards, columns, join paths, examples) for `context`.
+
+    \b
+    Examples:
+      schemawise index embedded --name shop
+      schemawise index postgresql://reader@host/dw --dbt ./analytics --query-log pg_stat_statements
+    """
     from schemawise import api
 
     with progress(not as_json) as say:
@@ -419,7 +454,12 @@ def index_command(
             url, name, dictionary=dictionary, query_log=query_log, dbt=dbt, overlay=overlay,
             profile=not no_profile, index_url=index_url, progress=say,
         )  # fmt: skip
-    _emit(report.to_dict(), as_json)
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        from schemawise.show_reports import print_index_report
+
+        print_index_report(out, report.to_dict())
 
 
 @app.command()
@@ -432,7 +472,13 @@ def sync(
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Re-extract indexed sources; re-embed only the documents that changed; bump versions."""
+    """Re-extract indexed sources; re-embed only the documents that changed; bump versions.
+
+    \b
+    Examples:
+      schemawise sync
+      schemawise sync shop --json
+    """
     import psycopg
 
     from schemawise.index.sources import index_source, list_sources, stored_options
@@ -460,13 +506,24 @@ def sync(
                 target, where, entry["source"], progress=say, **stored_options(entry)
             )
         reports.append(report.to_dict())
-    _emit({"synced": reports}, as_json)
+    if as_json:
+        print(json.dumps({"synced": reports}, indent=2, default=str))
+    else:
+        from schemawise.show_reports import print_index_report
+
+        for report_doc in reports:
+            print_index_report(out, report_doc, verb="synced")
 
 
 @app.command()
 @handle_errors
 def sources(index_url: IndexUrlOpt = None, as_json: JsonOpt = False) -> None:
-    """Indexed sources with their versions and sizes."""
+    """Indexed sources with their versions and sizes.
+
+    \b
+    Examples:
+      schemawise sources
+    """
     from schemawise import api
 
     listed = api.sources(index_url=index_url)
@@ -494,7 +551,13 @@ def context(
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """The context pack for a question: tables with reasons, join paths, columns, text."""
+    """The context pack for a question: tables with reasons, join paths, columns, text.
+
+    \b
+    Examples:
+      schemawise context "net revenue per region" --source shop
+      schemawise context "tracks never purchased" --budget 800 --json
+    """
     from schemawise import api
 
     pack = api.context(
@@ -503,7 +566,7 @@ def context(
     if as_json:
         print(pack.model_dump_json(indent=2))
         return
-    out.print(Text.assemble((str(pack.source), "bold"), f" ({pack.tokens} tokens)"))
+    out.print(assemble((str(pack.source), "bold"), f" ({pack.tokens} tokens)"))
     for table in pack.tables:
         out.print(plain(f"  {table.name} {table.score:.4f}: {'; '.join(table.reasons)}"))
     out.print(plain(pack.text))
@@ -512,7 +575,12 @@ def context(
 @db_app.command("start")
 @handle_errors
 def db_start() -> None:
-    """Start the embedded PostgreSQL (a no-op when it runs)."""
+    """Start the embedded PostgreSQL (a no-op when it runs).
+
+    \b
+    Examples:
+      schemawise db start
+    """
     from schemawise.db.embedded import ensure_started
 
     url = ensure_started()
@@ -522,7 +590,12 @@ def db_start() -> None:
 @db_app.command("stop")
 @handle_errors
 def db_stop() -> None:
-    """Stop the embedded PostgreSQL."""
+    """Stop the embedded PostgreSQL.
+
+    \b
+    Examples:
+      schemawise db stop
+    """
     from schemawise.db.embedded import stop
 
     out.print("stopped" if stop() else "not running")
@@ -531,7 +604,12 @@ def db_stop() -> None:
 @db_app.command("status")
 @handle_errors
 def db_status(as_json: JsonOpt = False) -> None:
-    """Whether the embedded PostgreSQL runs, where its data lives, and its URL."""
+    """Whether the embedded PostgreSQL runs, where its data lives, and its URL.
+
+    \b
+    Examples:
+      schemawise db status
+    """
     from schemawise.db.embedded import status
 
     state = status()
@@ -546,7 +624,12 @@ def db_status(as_json: JsonOpt = False) -> None:
 @db_app.command("url")
 @handle_errors
 def db_url() -> None:
-    """Print the URL of the embedded database that holds the demo (starting it if needed)."""
+    """Print the URL of the embedded database that holds the demo (starting it if needed).
+
+    \b
+    Examples:
+      psql "$(schemawise db url)"
+    """
     from schemawise.db.embedded import ensure_started
 
     print(ensure_started())
@@ -556,13 +639,18 @@ def db_url() -> None:
 @handle_errors
 def bench_fk_recovery(
     folder: Annotated[Path, typer.Argument(help="Folder of SQLite databases (Spider layout).")],
-    as_json: JsonOpt = True,
+    as_json: JsonOpt = False,
     no_data_checks: NoDataOpt = False,
     strip_keys: Annotated[
         bool, typer.Option("--strip-keys", help="Also drop primary keys and unique constraints.")
     ] = False,
 ) -> None:
-    """Strip declared foreign keys, infer them back, report precision / recall / F1."""
+    """Strip declared foreign keys, infer them back, report precision / recall / F1.
+
+    \b
+    Examples:
+      schemawise bench fk-recovery ../shared/bench/spider/database --json
+    """
     from schemawise.bench import fk_recovery
 
     if not folder.exists():
@@ -570,7 +658,8 @@ def bench_fk_recovery(
     _print_benchmark(
         lambda say: fk_recovery.run(
             folder, data_checks=not no_data_checks, keep_keys=not strip_keys, progress=say
-        )
+        ),
+        as_json,
     )
 
 
@@ -598,10 +687,13 @@ def _admin_url(url: str) -> str:
 
 
 def _emit(doc: Any, as_json: bool) -> None:
+    """The JSON document for scripts, or the same facts as readable lines for people."""
     if as_json:
         print(json.dumps(doc, indent=2, default=str))
     else:
-        out.print_json(json.dumps(doc, default=str))
+        from schemawise.show_reports import print_document
+
+        print_document(out, doc)
 
 
 @rows_app.command("enable")
@@ -622,7 +714,12 @@ def rows_enable(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add the embedding and full-text columns, indexes, outbox and trigger (idempotent)."""
+    """Add the embedding and full-text columns, indexes, outbox and trigger (idempotent).
+
+    \b
+    Examples:
+      schemawise rows enable embedded recruiting.assignments --text title --tenant owner_id
+    """
     from schemawise.rows.enable import enable
 
     columns = [c.strip() for c in text.split(",") if c.strip()]
@@ -633,7 +730,12 @@ def rows_enable(
             f"pgvector {report.pgvector} has no iterative index scans: searches with a selective "
             "tenant filter use an exact scan (complete, slower on big tenants)."
         )
-    _emit(doc, as_json)
+    if as_json:
+        print(json.dumps(doc, indent=2, default=str))
+    else:
+        from schemawise.show_reports import print_rows_enabled
+
+        print_rows_enabled(out, doc)
 
 
 @rows_app.command("disable")
@@ -641,17 +743,30 @@ def rows_enable(
 def rows_disable(
     url: UrlArg, table: Annotated[str, typer.Argument()], as_json: JsonOpt = False
 ) -> None:
-    """Remove what `rows enable` added to the table."""
+    """Remove what `rows enable` added to the table.
+
+    \b
+    Examples:
+      schemawise rows disable embedded recruiting.assignments
+    """
     from schemawise.rows.enable import disable
 
     disable(url, table)
-    _emit({"table": table, "disabled": True}, as_json)
+    if as_json:
+        print(json.dumps({"table": table, "disabled": True}))
+    else:
+        out.print(assemble("row search removed from ", plain(table, "bold")))
 
 
 @rows_app.command("status")
 @handle_errors
 def rows_status(url: UrlArg, as_json: JsonOpt = False) -> None:
-    """Embedded, missing, stale, queued and parked rows per searchable table."""
+    """Embedded, missing, stale, queued and parked rows per searchable table.
+
+    \b
+    Examples:
+      schemawise rows status embedded
+    """
     import psycopg
 
     from schemawise.rows.status import status
@@ -695,7 +810,12 @@ def rows_worker(
         bool, typer.Option("--json", help="Print the final counts as JSON.")
     ] = False,
 ) -> None:
-    """Keep searchable tables embedded: LISTEN + poll + reconcile, until SIGTERM or Ctrl-C."""
+    """Keep searchable tables embedded: LISTEN + poll + reconcile, until SIGTERM or Ctrl-C.
+
+    \b
+    Examples:
+      schemawise rows worker embedded
+    """
     import signal
 
     from schemawise.rows.worker import Worker
@@ -725,7 +845,12 @@ def rows_backfill(
     as_json: JsonOpt = False,
 ) -> None:
     """Embed every row that has no current vector, with a progress bar; safe to interrupt
-    and run again (the queue lives in the database)."""
+    and run again (the queue lives in the database).
+
+    \b
+    Examples:
+      schemawise rows backfill embedded
+    """
     import psycopg
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -750,7 +875,13 @@ def rows_backfill(
         ) as bar:  # fmt: skip
             task = bar.add_task("embedding", total=total)
             done = worker.drain(conn, on_progress=lambda n: bar.advance(task, n))
-    _emit({"settled": done, **worker.stats.__dict__}, as_json)
+    doc = {"settled": done, **worker.stats.__dict__}
+    if as_json:
+        print(json.dumps(doc, indent=2, default=str))
+    else:
+        from schemawise.show_reports import print_backfill
+
+        print_backfill(out, doc)
 
 
 @rows_app.command("search")
@@ -761,21 +892,27 @@ def rows_search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     tenant: Annotated[str | None, typer.Option("--tenant", help="The caller's tenant.")] = None,
     k: Annotated[int, typer.Option("-k", help="Rows at most.")] = 20,
-    mode: Annotated[str, typer.Option("--mode", help="hybrid, dense or lexical.")] = "hybrid",
+    mode: Annotated[
+        Literal["hybrid", "dense", "lexical"],
+        typer.Option("--mode", help="By meaning and terms, by meaning only, or by terms only."),
+    ] = "hybrid",
     where: Annotated[
         list[str] | None, typer.Option("--filter", help="column=value (repeatable).")
     ] = None,
     no_threshold: Annotated[bool, typer.Option("--no-threshold")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Rows that match by meaning or by terms, for one tenant; empty when nothing is relevant."""
+    """Rows that match by meaning or by terms, for one tenant; empty when nothing is relevant.
+
+    \b
+    Examples:
+      schemawise rows search embedded recruiting.assignments "healthcare" --tenant 7
+    """
     import psycopg
 
     from schemawise.rows.config import load_config
     from schemawise.rows.search import SearchSettings, search
 
-    if mode not in ("hybrid", "dense", "lexical"):
-        raise SchemawiseError(f"Unknown mode {mode!r}.", "Use hybrid, dense or lexical.")
     filters = {}
     for item in where or []:
         column, sep, value = item.partition("=")
@@ -784,7 +921,7 @@ def rows_search(
         filters[column.strip()] = value.strip()
     with psycopg.connect(_admin_url(url)) as conn:
         config = load_config(conn, table)
-        settings = SearchSettings(k=k, mode=mode, use_threshold=not no_threshold)  # type: ignore[arg-type]
+        settings = SearchSettings(k=k, mode=mode, use_threshold=not no_threshold)
         result = search(
             conn, config, query, tenant=tenant_value(tenant), filters=filters, settings=settings
         )
@@ -794,7 +931,12 @@ def rows_search(
             "uncalibrated: no distance threshold, so the k nearest rows come back "
             "even when none is relevant; run `rows calibrate`"
         )
-    _emit(doc, as_json)
+    if as_json:
+        print(json.dumps(doc, indent=2, default=str))
+    else:
+        from schemawise.show_reports import print_search
+
+        print_search(out, doc)
 
 
 @rows_app.command("calibrate")
@@ -806,7 +948,12 @@ def rows_calibrate(
     k: Annotated[int, typer.Option("-k")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
-    """Pick and store the distance threshold that maximises F1 on labelled queries."""
+    """Pick and store the distance threshold that maximises F1 on labelled queries.
+
+    \b
+    Examples:
+      schemawise rows calibrate embedded recruiting.assignments --labels labels.jsonl
+    """
     import psycopg
 
     from schemawise.rows.calibrate import calibrate, read_labels
@@ -821,19 +968,20 @@ def rows_calibrate(
 @bench_app.command("validate")
 @handle_errors
 def bench_validate(
-    dataset: Annotated[str, typer.Option("--dataset", help="spider or bird.")],
+    dataset: Annotated[Literal["spider", "bird"], typer.Option("--dataset", help="The dataset.")],
     data: Annotated[Path, typer.Option("--data", help="The dataset folder.")],
     limit: Annotated[int | None, typer.Option("--limit", help="First N questions only.")] = None,
-    as_json: JsonOpt = True,
+    as_json: JsonOpt = False,
 ) -> None:
-    """False alarms on gold SQL and detection of mutated gold SQL, per mutation operator."""
+    """False alarms on gold SQL and detection of mutated gold SQL, per mutation operator.
+
+    \b
+    Examples:
+      schemawise bench validate --dataset spider --data ../shared/bench/spider
+    """
     from schemawise.bench import validate
 
-    if dataset not in ("spider", "bird"):
-        raise SchemawiseError(f"Unknown dataset {dataset!r}.", "Use --dataset spider or bird.")
-    _print_benchmark(
-        lambda say: validate.run(dataset, data, limit=limit, progress=say)  # type: ignore[arg-type]
-    )
+    _print_benchmark(lambda say: validate.run(dataset, data, limit=limit, progress=say), as_json)
 
 
 @bench_app.command("rows")
@@ -842,18 +990,25 @@ def bench_rows(
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Rebuild the recruiting data from scratch.")
     ] = False,
-    as_json: JsonOpt = True,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Row search on the recruiting demo: completeness, quality, empty answers, freshness."""
+    """Row search on the recruiting demo: completeness, quality, empty answers, freshness.
+
+    \b
+    Examples:
+      schemawise bench rows
+    """
     from schemawise.bench import rows
 
-    _print_benchmark(lambda say: rows.run(rebuild=rebuild, progress=say))
+    _print_benchmark(lambda say: rows.run(rebuild=rebuild, progress=say), as_json)
 
 
 @bench_app.command("linking")
 @handle_errors
 def bench_linking(
-    dataset: Annotated[str, typer.Option("--dataset", help="spider, bird or spider2.")],
+    dataset: Annotated[
+        Literal["spider", "bird", "spider2"], typer.Option("--dataset", help="The dataset.")
+    ],
     data: Annotated[Path, typer.Option("--data", help="The dataset folder.")],
     union: Annotated[
         bool, typer.Option("--union", help="Pool every database; no hint which one is asked.")
@@ -862,24 +1017,26 @@ def bench_linking(
     no_baselines: Annotated[
         bool, typer.Option("--no-baselines", help="Skip the DDL top-k baselines.")
     ] = False,
-    as_json: JsonOpt = True,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Schema linking: strict table and column recall of the context pack, and its size."""
+    """Schema linking: strict table and column recall of the context pack, and its size.
+
+    \b
+    Examples:
+      schemawise bench linking --dataset spider --data ../shared/bench/spider --union --json
+    """
     from schemawise.bench import linking
 
-    if dataset not in ("spider", "bird", "spider2"):
-        raise SchemawiseError(
-            f"Unknown dataset {dataset!r}.", "Use --dataset spider, bird or spider2."
-        )
     _print_benchmark(
         lambda say: linking.run(
-            dataset,  # type: ignore[arg-type]
+            dataset,
             data,
             union=union,
             limit=limit,
             baselines=not no_baselines,
             progress=say,
-        )
+        ),
+        as_json,
     )
 
 
@@ -889,12 +1046,17 @@ def bench_context_speed(
     tables: Annotated[
         int, typer.Option("--tables", help="Tables in the synthetic catalog.")
     ] = 2000,
-    as_json: JsonOpt = True,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Indexing throughput and `context` latency (p50/p95) on a synthetic catalog."""
+    """Indexing throughput and `context` latency (p50/p95) on a synthetic catalog.
+
+    \b
+    Examples:
+      schemawise bench context-speed --tables 2000
+    """
     from schemawise.bench import context_speed
 
-    _print_benchmark(lambda say: context_speed.run(tables, progress=say))
+    _print_benchmark(lambda say: context_speed.run(tables, progress=say), as_json)
 
 
 @bench_app.command("extract")
@@ -903,12 +1065,17 @@ def bench_extract(
     tables: Annotated[
         str, typer.Option("--tables", help="Catalog sizes to build, comma-separated.")
     ] = "500,1000,2000",
-    as_json: JsonOpt = True,
+    as_json: JsonOpt = False,
     url: Annotated[
         str, typer.Option("--url", help="Postgres to build the catalog in (default: embedded).")
     ] = "embedded",
 ) -> None:
-    """Build synthetic Postgres catalogs and time extraction and data checks."""
+    """Build synthetic Postgres catalogs and time extraction and data checks.
+
+    \b
+    Examples:
+      schemawise bench extract --tables 500,1000
+    """
     from schemawise.bench import extract_scale
 
     try:
@@ -917,7 +1084,7 @@ def bench_extract(
         raise SchemawiseError(
             f"--tables takes numbers: {tables!r}", "e.g. --tables 500,1000,2000"
         ) from None
-    _print_benchmark(lambda say: extract_scale.run(sizes, url=url, progress=say))
+    _print_benchmark(lambda say: extract_scale.run(sizes, url=url, progress=say), as_json)
 
 
 SourceOpt = Annotated[
@@ -982,7 +1149,10 @@ def ask(
     guards, and the answer stated from the result. Without a model: the pack and a ready
     prompt. Exit 0 with an answer, 1 without one.
 
-    Example: schemawise ask "which region had the most refunds last year?" --source shop
+    \b
+    Examples:
+      schemawise ask "which region had the most refunds last year?" --source shop
+      schemawise ask "SELECT nam FROM shop.customers"   # checked and explained
     """
     options = _ask_options(source, evidence, no_run, max_rows, timeout, tenant, max_fixes)
     helper = _assistant(index_url)
@@ -1014,7 +1184,12 @@ def chat(
     tenant: TenantOpt = None,
     index_url: IndexUrlOpt = None,
 ) -> None:
-    """A conversation in the terminal: each turn keeps the previous ones as context."""
+    """A conversation in the terminal: each turn keeps the previous ones as context.
+
+    \b
+    Examples:
+      schemawise chat --source shop
+    """
     from schemawise.show import print_context, print_reply, print_sql
 
     options = _ask_options(source, "", False, max_rows, timeout, tenant, 2)
@@ -1065,9 +1240,9 @@ def chat(
             try:
                 last = helper.ask(line, conversation=conversation, options=options)
             except SchemawiseError as exc:
-                out.print(Text.assemble(("error: ", "bold red"), plain(exc.message)))
+                out.print(assemble(("error: ", "bold red"), plain(exc.message)))
                 if exc.hint:
-                    out.print(Text.assemble(("hint: ", "bold"), plain(exc.hint)))
+                    out.print(assemble(("hint: ", "bold"), plain(exc.hint)))
                 continue
         print_reply(out, last)
 
@@ -1089,7 +1264,10 @@ def serve(
     """Serve schemawise to other agents: `--mcp` over stdio (Claude Desktop, IDEs) or
     `--mcp --http PORT` (streamable HTTP on 127.0.0.1).
 
-    Example: schemawise serve --mcp --http 8765
+    \b
+    Examples:
+      schemawise serve --mcp
+      schemawise serve --mcp --http 8765
     """
     from schemawise.agent.llm import configured_spec
     from schemawise.server.mcp import SchemawiseTools, build_server
@@ -1112,10 +1290,17 @@ def serve(
 @app.command("eval")
 @handle_errors
 def eval_command(
-    dataset: Annotated[str, typer.Option("--dataset", help="spider, bird or golden.")],
+    dataset: Annotated[
+        Literal["spider", "bird", "golden"],
+        typer.Option("--dataset", help="A shared benchmark, or your own golden set (--golden)."),
+    ],
     data: Annotated[
-        Path | None,
-        typer.Option("--data", help="The dataset folder; for golden, the default database."),
+        str | None,
+        typer.Option(
+            "--data",
+            help="The dataset folder; for golden, the database of items that name none "
+            "(a path or a sqlite:/// or duckdb:/// URL).",
+        ),
     ] = None,
     golden: Annotated[
         Path | None, typer.Option("--golden", help="A golden set (YAML or JSONL).")
@@ -1126,7 +1311,8 @@ def eval_command(
     limit: Annotated[int | None, typer.Option("--limit", help="A seeded sample of N.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="The sample's seed.")] = 0,
     prompt: Annotated[
-        str, typer.Option("--prompt", help="context (the pack) or whole-schema (the DDL).")
+        Literal["context", "whole-schema"],
+        typer.Option("--prompt", help="What the model is shown: the context pack or all the DDL."),
     ] = "context",
     no_fix: Annotated[bool, typer.Option("--no-fix", help="No fix rounds.")] = False,
     llm: Annotated[
@@ -1144,15 +1330,14 @@ def eval_command(
     """Evaluate end to end: retrieval, generation and execution accuracy per question and in
     aggregate, with the stage that broke on every wrong answer. Resumes an interrupted run.
 
-    Example: schemawise eval --dataset spider --data ../shared/bench/spider --limit 200 --llm local
+    \b
+    Examples:
+      schemawise eval --dataset spider --data ../shared/bench/spider --limit 200 --llm local
+      schemawise eval --dataset golden --golden my.yaml --data sqlite:///my.db --json
     """
     from schemawise.eval.predict import GoldPredictor
     from schemawise.eval.runner import run_eval
 
-    if dataset not in ("spider", "bird", "golden"):
-        raise SchemawiseError(f"Unknown dataset {dataset!r}.", "Use spider, bird or golden.")
-    if prompt not in ("context", "whole-schema"):
-        raise SchemawiseError(f"Unknown prompt {prompt!r}.", "Use context or whole-schema.")
     with progress(True) as say:
         predictor: Any = GoldPredictor()
         if not gold_as_prediction:
@@ -1162,7 +1347,9 @@ def eval_command(
         def step(done: int, total: int, result: Any) -> None:
             say(f"question {done}/{total}: {'right' if result.correct else 'wrong'}")
 
-        report = run_eval(dataset, data, golden=golden, limit=limit, seed=seed,  # type: ignore[arg-type]
+        # A benchmark's folder is a path; a golden set's database may be a URL (kept as typed).
+        location = Path(data) if data is not None and dataset != "golden" else data
+        report = run_eval(dataset, location, golden=golden, limit=limit, seed=seed,
                           predictor=predictor, progress=step)  # fmt: skip
     doc = report.to_dict(items=items)
     from schemawise.eval.assistant import right_database_rate
@@ -1171,15 +1358,15 @@ def eval_command(
     if as_json:
         print(json.dumps(doc, indent=2, default=str))
         return
-    metrics = doc["metrics"]
-    out.print(f"[bold]{plain(report.predictor)}[/] on {dataset}: {doc['counts']['questions']} "
-              f"questions", highlight=False)  # fmt: skip
-    for key, value in metrics.items():
-        out.print(f"  {key}: {value}", highlight=False)
-    out.print(f"  wrong answers by stage: {doc['attribution']}", highlight=False)
+    from schemawise.show_reports import print_document
+
+    out.print(assemble(plain(report.predictor, "bold"), f" on {dataset}: "
+                       f"{doc['counts']['questions']} questions"))  # fmt: skip
+    wrong = {stage: n for stage, n in doc["attribution"].items() if n}
+    print_document(out, {**doc["metrics"], "wrong answers by stage": wrong or "none"}, indent=1)
 
 
-def _eval_predictor(dataset: str, data: Path | None, golden: Path | None, union: bool,
+def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: bool,
                     prompt: str, fix: bool, llm_spec: str | None, fresh: bool,
                     limit: int | None, seed: int, say: Callable[[str], None]) -> Any:  # fmt: skip
     """The assistant on the evaluation's own index, with the databases it needs indexed."""
@@ -1199,7 +1386,7 @@ def _eval_predictor(dataset: str, data: Path | None, golden: Path | None, union:
     index_url = eval_index_url()
     databases: dict[str, str] = {}
     if dataset in ("spider", "bird") and data is not None:
-        databases = benchmark_databases(dataset, data)
+        databases = benchmark_databases(dataset, Path(data))
     if union:
         # Every shared Spider and BIRD database, found beside the dataset folder given.
         if data is None or dataset == "golden":
@@ -1207,7 +1394,7 @@ def _eval_predictor(dataset: str, data: Path | None, golden: Path | None, union:
                 "--union needs --dataset spider or bird with --data.",
                 "e.g. --dataset spider --data ../shared/bench/spider --union",
             )
-        bench = data.parent if dataset == "spider" else data.parent.parent
+        bench = Path(data).parent if dataset == "spider" else Path(data).parent.parent
         for name, folder in (("spider", bench / "spider"), ("bird", bench / "bird" / "dev")):
             if folder.is_dir():
                 databases |= benchmark_databases(name, folder)
@@ -1215,7 +1402,7 @@ def _eval_predictor(dataset: str, data: Path | None, golden: Path | None, union:
         from schemawise.eval.golden import load_golden
         from schemawise.eval.runner import golden_resolver
 
-        resolve = golden_resolver(str(data) if data else None)
+        resolve = golden_resolver(data)
         for item in load_golden(golden):
             target = resolve(item)
             databases[target.name] = target.url
@@ -1245,7 +1432,9 @@ def failures(
     """The assistant's failed and fixed generations (failures.jsonl in the schemawise home);
     `--golden FILE` turns them into a golden set to review and evaluate with.
 
-    Example: schemawise failures --golden review.yaml
+    \b
+    Examples:
+      schemawise failures --golden review.yaml
     """
     from schemawise.agent import failures as log
 
@@ -1263,7 +1452,7 @@ def failures(
         print(json.dumps({"failures": logged}, indent=2, default=str))
         return
     for entry in logged:
-        out.print(Text.assemble((str(entry.get("outcome")), "bold"), " ",
+        out.print(assemble((str(entry.get("outcome")), "bold"), " ",
                                 plain(entry.get("question", "")), " — ",
                                 plain(", ".join(entry.get("error_classes", [])))))  # fmt: skip
     if not logged:

@@ -7,18 +7,36 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from schemawise.errors import SchemawiseError
-from schemawise.terminal import plain
+from schemawise.terminal import assemble, plain
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class _ConsoleOnFirstUse:
+    """A rich Console built when first used: importing rich costs start-up time that
+    `--version`, `--help` and JSON output need not pay."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return getattr(self._console, name)
+
 
 # Piped output is not wrapped at 80 columns: tables of long names stay readable in logs.
-out = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True)
+out = cast("Console", _ConsoleOnFirstUse(width=None if sys.stdout.isatty() else 160))
+err = cast("Console", _ConsoleOnFirstUse(stderr=True))
 
 
 def handle_errors[F: Callable[..., Any]](func: F) -> F:
@@ -32,9 +50,9 @@ def handle_errors[F: Callable[..., Any]](func: F) -> F:
             if kwargs.get("as_json"):
                 print(json.dumps({"error": exc.to_dict()}))
             else:
-                err.print(Text.assemble(("error: ", "bold red"), plain(exc.message)))
+                err.print(assemble(("error: ", "bold red"), plain(exc.message)))
                 if exc.hint:
-                    err.print(Text.assemble(("hint: ", "bold"), plain(exc.hint)))
+                    err.print(assemble(("hint: ", "bold"), plain(exc.hint)))
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print(

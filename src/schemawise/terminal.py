@@ -9,8 +9,10 @@ control character shown as its escape instead of sent.
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING
 
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
 _KEEP = {"\n", "\t"}
 
@@ -31,4 +33,13 @@ def sanitize(value: object) -> str:
 
 def plain(value: object, style: str = "") -> Text:
     """A rich Text of the value: no markup, no control characters."""
+    from rich.text import Text
+
     return Text(sanitize(value), style=style)
+
+
+def assemble(*parts: str | tuple[str, str] | Text) -> Text:
+    """rich's Text.assemble, imported on first use (rich costs start-up time)."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)

