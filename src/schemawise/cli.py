@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import typer
 
 from schemawise import __version__
-from schemawise.cli_support import err, handle_errors, out
+from schemawise.cli_support import err, handle_errors, out, real_console
 from schemawise.errors import SchemawiseError
 from schemawise.terminal import assemble, plain
 
@@ -871,7 +871,7 @@ def rows_backfill(
         total = int(pending[0]) if pending else 0
         with Progress(
             "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-            TimeRemainingColumn(), console=err, disable=as_json,
+            TimeRemainingColumn(), console=real_console(err), disable=as_json,
         ) as bar:  # fmt: skip
             task = bar.add_task("embedding", total=total)
             done = worker.drain(conn, on_progress=lambda n: bar.advance(task, n))

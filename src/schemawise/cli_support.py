@@ -26,12 +26,20 @@ class _ConsoleOnFirstUse:
         self._options = options
         self._console: Console | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    def console(self) -> Console:
         if self._console is None:
             from rich.console import Console
 
             self._console = Console(**self._options)
-        return getattr(self._console, name)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console(), name)
+
+
+def real_console(console: Console) -> Console:
+    """The Console itself, for rich objects that take one (a Progress bar enters it)."""
+    return console.console() if isinstance(console, _ConsoleOnFirstUse) else console
 
 
 # Piped output is not wrapped at 80 columns: tables of long names stay readable in logs.

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from schemawise.cli_support import err, handle_errors, out
+from schemawise.cli_support import err, handle_errors, out, real_console
 from schemawise.terminal import assemble, plain
 
 model_app = typer.Typer(
@@ -62,7 +62,7 @@ def install(
     began = time.monotonic()
     with Progress(
         "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-        TransferSpeedColumn(), TimeRemainingColumn(), console=err, disable=as_json,
+        TransferSpeedColumn(), TimeRemainingColumn(), console=real_console(err), disable=as_json,
     ) as bar:  # fmt: skip
         task = bar.add_task(spec.title, total=spec.size_bytes)
         path = install_model(

@@ -1,0 +1,58 @@
+"""Reports for people: numbers written for reading, nested documents as indented lines and
+tables, database text never taken as markup."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from schemawise.show_reports import number, print_document, print_index_report
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(1234567, "1,234,567"), (0.98765, "0.988"), (2.0, "2"), (True, "yes"), (None, "—"),
+     (float("nan"), "n/a"), ("text", "text")],
+)  # fmt: skip
+def test_numbers_are_written_for_reading(value: object, shown: str) -> None:
+    assert number(value) == shown
+
+
+def render(doc: dict[str, object]) -> str:
+    console = Console(width=100, record=True, color_system=None)
+    print_document(console, doc)
+    return console.export_text()
+
+
+def test_a_nested_report_reads_as_indented_lines_and_tables() -> None:
+    text = render({
+        "benchmark": "linking",
+        "schemawise": {"strict_table_recall": 0.9912, "latency_seconds": {"p50": 0.02}},
+        "per_database": [{"database": "a", "recall": 1.0}, {"database": "b", "recall": 0.5}],
+        "skipped": [],
+    })  # fmt: skip
+    lines = text.splitlines()
+    assert "benchmark: linking" in lines
+    assert "  strict table recall: 0.991" in lines
+    assert "    p50: 0.02" in lines
+    assert "skipped: none" in lines
+    assert any(line.replace("│", " ").split() == ["a", "1"] for line in lines)  # a table row
+    with pytest.raises(ValueError):
+        json.loads(text)
+
+
+def test_database_text_is_never_markup() -> None:
+    text = render({"table": "[bold]x[/bold]", "rows": [{"key": "[red]k"}]})
+    assert "[bold]x[/bold]" in text and "[red]k" in text
+
+
+def test_an_index_report_says_what_changed() -> None:
+    console = Console(width=200, record=True, color_system=None)
+    print_index_report(console, {"source": "shop", "version": "b", "previous_version": "a",
+                                 "tables": 9, "documents": 120, "embedded": 3, "removed": 1,
+                                 "seconds": 2.345})  # fmt: skip
+    assert console.export_text().strip() == (
+        "indexed shop: 9 tables, 120 documents (3 embedded, 1 removed), version b (was a), in 2.3 s"
+    )
