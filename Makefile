@@ -9,7 +9,7 @@ PY_CANDIDATES := python3.12 python3.13 python3.14 python3 \
 	$(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3) \
 	$(wildcard /usr/local/bin/python3.1[2-9]) $(wildcard /usr/bin/python3.1[2-9])
 
-.PHONY: demo test lint types unit venv clean bench-fk bench-extract
+.PHONY: demo test lint types unit venv clean bench-fk bench-extract docs bench-startup
 
 $(STAMP): pyproject.toml
 	@if [ ! -x $(PY) ]; then \
@@ -54,6 +54,10 @@ bench-fk: $(STAMP)
 
 bench-extract: $(STAMP)
 	$(VENV)/bin/schemawise bench extract --tables 500,1000,2000 --json
+
+# docs/cli.md: every command's --help as the code prints it (a test compares the two).
+docs: $(STAMP)
+	$(PY) -m tests.cli_reference > docs/cli.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

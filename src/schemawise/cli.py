@@ -17,9 +17,17 @@ from schemawise.errors import SchemawiseError
 from schemawise.terminal import assemble, plain
 
 app = typer.Typer(
-    help="Schema-aware text-to-SQL support: the schema graph and join paths (graph, path), "
-    "context packs for a question (index, sync, sources, context), SQL checked against the graph "
-    "and run inside guards (check, run, doctor), and search over row contents (rows).",
+    help="Ask questions of real databases and get checked answers.\n\n"
+    "The schema graph and its join paths (graph, path); context packs for a question (index, "
+    "sync, sources, context); SQL checked against the graph and run inside guards (check, run, "
+    "doctor); search over row contents (rows); the assistant that writes, checks, fixes and runs "
+    "the SQL and states the answer (ask, chat, serve --mcp), and its evaluation (eval, "
+    "failures); the embedded PostgreSQL (db) and an optional local model (model).\n\n"
+    "\b\nQuick start:\n"
+    "  schemawise demo\n"
+    "  schemawise index embedded --name shop\n"
+    '  schemawise context "net revenue per region" --source shop\n'
+    '  schemawise run embedded --sql "SELECT count(*) FROM shop.orders"',
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -101,7 +109,7 @@ def _load_graph(
         return extract_graph(source, options, progress=say)
 
 
-@app.command()
+@app.command(short_help="The schema graph: tables, keys, joins with verified cardinality.")
 @handle_errors
 def graph(
     url: UrlArg,
@@ -128,7 +136,7 @@ def graph(
         out.print(graph_tables(result))
 
 
-@app.command()
+@app.command(short_help="The cheapest join path between tables, with grain and warnings.")
 @handle_errors
 def path(
     url: UrlArg,
@@ -159,7 +167,7 @@ def path(
         out.print(join_path_text(joined))
 
 
-@app.command()
+@app.command(short_help="Build the demo warehouse and show what schemawise sees.")
 @handle_errors
 def demo(
     as_json: JsonOpt = False,
@@ -247,7 +255,7 @@ def _print_problems(result: dict[str, Any]) -> None:
                 out.print(assemble("  hint: ", plain(problem["hint"])))
 
 
-@app.command()
+@app.command(short_help="Check one SQL statement against the schema graph.")
 @handle_errors
 def check(
     url: UrlArg,
@@ -289,7 +297,7 @@ def check(
     raise typer.Exit(0 if result.ok else 1)
 
 
-@app.command()
+@app.command(short_help="Check, EXPLAIN-gate and run one query inside the guards.")
 @handle_errors
 def run(
     url: UrlArg,
@@ -362,7 +370,7 @@ def run(
     raise typer.Exit(0 if outcome.ok else 1)
 
 
-@app.command()
+@app.command(short_help="Check the role SQL would run as, and how to fix it.")
 @handle_errors
 def doctor(url: UrlArg, as_json: JsonOpt = False) -> None:
     """Check the role schemawise would run SQL as: superuser, dangerous memberships, timeouts.
@@ -419,7 +427,7 @@ def _index_url(index_url: str | None) -> str:
     return index_url_or_embedded(index_url)
 
 
-@app.command("index")
+@app.command("index", short_help="Index a database's schema for context packs.")
 @handle_errors
 def index_command(
     url: UrlArg,
@@ -462,7 +470,7 @@ def index_command(
         print_index_report(out, report.to_dict())
 
 
-@app.command()
+@app.command(short_help="Re-index sources whose schema changed.")
 @handle_errors
 def sync(
     source: Annotated[str | None, typer.Argument(help="One source (default: all).")] = None,
@@ -515,7 +523,7 @@ def sync(
             print_index_report(out, report_doc, verb="synced")
 
 
-@app.command()
+@app.command(short_help="Indexed sources with their versions and sizes.")
 @handle_errors
 def sources(index_url: IndexUrlOpt = None, as_json: JsonOpt = False) -> None:
     """Indexed sources with their versions and sizes.
@@ -539,7 +547,7 @@ def sources(index_url: IndexUrlOpt = None, as_json: JsonOpt = False) -> None:
         )
 
 
-@app.command()
+@app.command(short_help="The context pack for a question.")
 @handle_errors
 def context(
     question: Annotated[str, typer.Argument(help="The question, in words.")],
@@ -601,7 +609,7 @@ def db_stop() -> None:
     out.print("stopped" if stop() else "not running")
 
 
-@db_app.command("status")
+@db_app.command("status", short_help="Whether it runs, its data folder and URL.")
 @handle_errors
 def db_status(as_json: JsonOpt = False) -> None:
     """Whether the embedded PostgreSQL runs, where its data lives, and its URL.
@@ -621,7 +629,7 @@ def db_status(as_json: JsonOpt = False) -> None:
         out.print(f"url: {state.url}  pid: {state.pid}", highlight=False)
 
 
-@db_app.command("url")
+@db_app.command("url", short_help="The URL of the demo's database (started if needed).")
 @handle_errors
 def db_url() -> None:
     """Print the URL of the embedded database that holds the demo (starting it if needed).
@@ -635,7 +643,7 @@ def db_url() -> None:
     print(ensure_started())
 
 
-@bench_app.command("fk-recovery")
+@bench_app.command("fk-recovery", short_help="Foreign keys stripped and inferred back: P/R/F1.")
 @handle_errors
 def bench_fk_recovery(
     folder: Annotated[Path, typer.Argument(help="Folder of SQLite databases (Spider layout).")],
@@ -696,7 +704,7 @@ def _emit(doc: Any, as_json: bool) -> None:
         print_document(out, doc)
 
 
-@rows_app.command("enable")
+@rows_app.command("enable", short_help="Make a table searchable (idempotent).")
 @handle_errors
 def rows_enable(
     url: UrlArg,
@@ -758,7 +766,7 @@ def rows_disable(
         out.print(assemble("row search removed from ", plain(table, "bold")))
 
 
-@rows_app.command("status")
+@rows_app.command("status", short_help="Embedded, stale, queued and parked rows per table.")
 @handle_errors
 def rows_status(url: UrlArg, as_json: JsonOpt = False) -> None:
     """Embedded, missing, stale, queued and parked rows per searchable table.
@@ -796,7 +804,7 @@ def _worker_settings(batch: int, poll: float, reconcile: float, attempts: int) -
     )
 
 
-@rows_app.command("worker")
+@rows_app.command("worker", short_help="Keep searchable tables embedded, until stopped.")
 @handle_errors
 def rows_worker(
     url: UrlArg,
@@ -834,7 +842,7 @@ def rows_worker(
         print(json.dumps(worker.stats.__dict__))
 
 
-@rows_app.command("backfill")
+@rows_app.command("backfill", short_help="Embed every row without a current vector.")
 @handle_errors
 def rows_backfill(
     url: UrlArg,
@@ -884,7 +892,7 @@ def rows_backfill(
         print_backfill(out, doc)
 
 
-@rows_app.command("search")
+@rows_app.command("search", short_help="Rows matching by meaning or terms, for one tenant.")
 @handle_errors
 def rows_search(
     url: UrlArg,
@@ -939,7 +947,7 @@ def rows_search(
         print_search(out, doc)
 
 
-@rows_app.command("calibrate")
+@rows_app.command("calibrate", short_help="Store the distance threshold best on labelled queries.")
 @handle_errors
 def rows_calibrate(
     url: UrlArg,
@@ -965,7 +973,7 @@ def rows_calibrate(
     _emit(report, as_json)
 
 
-@bench_app.command("validate")
+@bench_app.command("validate", short_help="check on gold SQL: false alarms, mutations caught.")
 @handle_errors
 def bench_validate(
     dataset: Annotated[Literal["spider", "bird"], typer.Option("--dataset", help="The dataset.")],
@@ -984,7 +992,7 @@ def bench_validate(
     _print_benchmark(lambda say: validate.run(dataset, data, limit=limit, progress=say), as_json)
 
 
-@bench_app.command("rows")
+@bench_app.command("rows", short_help="Row search on the recruiting demo.")
 @handle_errors
 def bench_rows(
     rebuild: Annotated[
@@ -1003,7 +1011,7 @@ def bench_rows(
     _print_benchmark(lambda say: rows.run(rebuild=rebuild, progress=say), as_json)
 
 
-@bench_app.command("linking")
+@bench_app.command("linking", short_help="Schema linking: table and column recall, pack size.")
 @handle_errors
 def bench_linking(
     dataset: Annotated[
@@ -1040,7 +1048,7 @@ def bench_linking(
     )
 
 
-@bench_app.command("context-speed")
+@bench_app.command("context-speed", short_help="Indexing throughput and context latency.")
 @handle_errors
 def bench_context_speed(
     tables: Annotated[
@@ -1059,7 +1067,7 @@ def bench_context_speed(
     _print_benchmark(lambda say: context_speed.run(tables, progress=say), as_json)
 
 
-@bench_app.command("extract")
+@bench_app.command("extract", short_help="Extraction time on synthetic Postgres catalogs.")
 @handle_errors
 def bench_extract(
     tables: Annotated[
@@ -1128,7 +1136,7 @@ TenantOpt = Annotated[
 EvidenceOpt = Annotated[str, typer.Option("--evidence", help="Hints that come with it.")]
 
 
-@app.command()
+@app.command(short_help="Answer a question with checked SQL and its result.")
 @handle_errors
 def ask(
     question: Annotated[str, typer.Argument(help="The question, in words, or SQL to check.")],
@@ -1175,7 +1183,7 @@ CHAT_HELP = (
 )
 
 
-@app.command()
+@app.command(short_help="A conversation with the assistant in the terminal.")
 @handle_errors
 def chat(
     source: SourceOpt = None,
@@ -1247,7 +1255,7 @@ def chat(
         print_reply(out, last)
 
 
-@app.command()
+@app.command(short_help="Serve schemawise as MCP tools to other agents.")
 @handle_errors
 def serve(
     mcp: Annotated[bool, typer.Option("--mcp", help="Serve the MCP tools.")] = False,
@@ -1287,7 +1295,7 @@ def serve(
     server.run("streamable-http", host=host, port=http)
 
 
-@app.command("eval")
+@app.command("eval", short_help="Evaluate end to end: recall, valid SQL, execution accuracy.")
 @handle_errors
 def eval_command(
     dataset: Annotated[
@@ -1419,7 +1427,7 @@ def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: 
                               union=union, fix=fix, cache=cache)  # fmt: skip
 
 
-@app.command()
+@app.command(short_help="The assistant's failed and fixed generations.")
 @handle_errors
 def failures(
     golden: Annotated[

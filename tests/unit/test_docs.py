@@ -90,3 +90,27 @@ def test_nested_reply_objects_are_documented_in_their_row(model: type[BaseModel]
     reply_row = lines[-1]  # Reply is documented after Run, which has a `result` row too
     missing = {f for f in model.model_fields if f not in reply_row}
     assert not missing, f"{model.__name__} fields missing from the `{row}` row: {missing}"
+
+
+def test_the_cli_reference_is_the_help_the_commands_print() -> None:
+    from tests.cli_reference import reference
+
+    written = (ROOT / "docs" / "cli.md").read_text()
+    assert written == reference(), "docs/cli.md is out of date: run `make docs`"
+
+
+@pytest.mark.parametrize("placeholder", ["<bool>", "<str>", "<list[", "<int>", "<path>"])
+def test_help_shows_no_type_placeholders(placeholder: str) -> None:
+    assert placeholder not in (ROOT / "docs" / "cli.md").read_text()
+
+
+def test_every_command_help_ends_with_an_example() -> None:
+    from tests.cli_reference import command_paths, help_text
+
+    import typer.main
+
+    root = typer.main.get_command(app)
+    leaves = [p for p in command_paths(root) if not hasattr(root.commands[p[0]], "commands")
+              or len(p) > 1]  # fmt: skip
+    missing = [" ".join(p) for p in leaves if "Example" not in help_text(p)]
+    assert not missing, f"commands without an example in --help: {missing}"

@@ -18,6 +18,7 @@ from schemawise.terminal import assemble, plain
 
 model_app = typer.Typer(
     help="The optional local model (Qwen2.5-Coder, GGUF) and its OpenAI-compatible server.",
+    short_help="The optional offline model and its server.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -31,7 +32,7 @@ SizeOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 
 
-@model_app.command("install")
+@model_app.command("install", short_help="Download, assemble and verify the model.")
 @handle_errors
 def install(
     size: SizeOpt = "1.5b",
@@ -77,7 +78,7 @@ def install(
         out.print(assemble(f"{spec.title} ({spec.licence}): ", plain(path)))
 
 
-@model_app.command("serve")
+@model_app.command("serve", short_help="Start its server on 127.0.0.1.")
 @handle_errors
 def serve(
     size: SizeOpt = "1.5b",
@@ -108,7 +109,7 @@ def serve(
         out.print(f"model: {state.model}  pid: {state.pid}  log: {state.log}", highlight=False)
 
 
-@model_app.command("status")
+@model_app.command("status", short_help="Installed models and whether the server runs.")
 @handle_errors
 def status(as_json: JsonOpt = False) -> None:
     """Which models are installed, and whether the server runs (with its base URL).
