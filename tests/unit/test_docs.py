@@ -105,9 +105,9 @@ def test_help_shows_no_type_placeholders(placeholder: str) -> None:
 
 
 def test_every_command_help_ends_with_an_example() -> None:
-    from tests.cli_reference import command_paths, help_text
-
     import typer.main
+
+    from tests.cli_reference import command_paths, help_text
 
     root = typer.main.get_command(app)
     leaves = [p for p in command_paths(root) if not hasattr(root.commands[p[0]], "commands")
