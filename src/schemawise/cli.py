@@ -1067,6 +1067,27 @@ def bench_context_speed(
     _print_benchmark(lambda say: context_speed.run(tables, progress=say), as_json)
 
 
+@bench_app.command("startup", short_help="How long the command line takes to start.")
+@handle_errors
+def bench_startup(
+    runs: Annotated[int, typer.Option("--runs", help="Fresh processes per case.")] = 20,
+    as_json: JsonOpt = False,
+) -> None:
+    """Start-up time of `schemawise --version`, `--help` and a command's `--help` (p50/p95 of
+    fresh processes), beside a bare `python -c pass`.
+
+    \b
+    Examples:
+      schemawise bench startup
+      schemawise bench startup --runs 50 --json
+    """
+    from schemawise.bench import startup
+
+    if runs < 1:
+        raise SchemawiseError("--runs must be at least 1.", "e.g. --runs 20")
+    _print_benchmark(lambda say: startup.run(runs, progress=say), as_json)
+
+
 @bench_app.command("extract", short_help="Extraction time on synthetic Postgres catalogs.")
 @handle_errors
 def bench_extract(

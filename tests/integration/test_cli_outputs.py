@@ -157,3 +157,13 @@ def test_rows_commands(rows_url: str) -> None:
     scripted = runner.invoke(app, ["rows", "disable", rows_url, table, "--json"])
     assert scripted.exit_code == 0, scripted.output
     assert_matches("rows disable --json", json.loads(scripted.stdout))
+
+
+def test_startup_bench_report() -> None:
+    text, doc = both(["bench", "startup", "--runs", "1"])
+    assert "schemawise --version:" in text and "p50:" in text
+    assert_matches("bench startup", doc)
+    assert set(doc["seconds"]) == {  # type: ignore[call-overload]
+        "python -c pass", "schemawise --version", "schemawise --help",
+        "schemawise check --help", "schemawise context --help",
+    }  # fmt: skip
