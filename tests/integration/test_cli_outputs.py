@@ -12,6 +12,7 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
+from schemawise.agent.assistant import Reply
 from schemawise.cli import app
 from schemawise.db.embedded import database_url
 from schemawise.demo.recruiting import RecruitingSizes, build
@@ -167,3 +168,18 @@ def test_startup_bench_report() -> None:
         "python -c pass", "schemawise --version", "schemawise --help",
         "schemawise check --help", "schemawise context --help",
     }  # fmt: skip
+
+
+def test_doctor(embedded_url: str) -> None:
+    text, doc = both(["doctor", "embedded"])
+    assert "ok" in text
+    assert_matches("doctor --json", doc)
+    assert all(set(f) == {"severity", "check", "message", "fix"} for f in doc["findings"])  # type: ignore[attr-defined]
+
+
+def test_ask_without_a_model(demo_source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCHEMAWISE_LLM", raising=False)
+    monkeypatch.setenv("SCHEMAWISE_CONFIG", "/nonexistent/config.toml")
+    text, doc = both(["ask", "how many orders shipped?", "--source", demo_source], exit_code=1)
+    assert "prompt" in text.lower()
+    assert set(doc) == set(Reply.model_fields) and doc["status"] == "no_model"
