@@ -12,7 +12,8 @@ import psycopg
 from schemawise.db.embedded import ensure_started
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import index_source, load_graphs, load_metadata
-from schemawise.retrieve.context import ContextSettings, build_context
+from schemawise.retrieve.context import build_context
+from schemawise.retrieve.settings import ContextSettings
 
 
 def main(path: str, question: str) -> None:

@@ -22,7 +22,9 @@ from schemawise.index.sources import (
     load_graphs,
     load_metadata,
 )
-from schemawise.retrieve.context import ContextPack, ContextSettings, build_context
+from schemawise.retrieve.context import build_context
+from schemawise.retrieve.pack import ContextPack
+from schemawise.retrieve.settings import ContextSettings
 
 
 def index_url_or_embedded(index_url: str | None) -> str:

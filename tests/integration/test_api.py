@@ -9,7 +9,7 @@ import pytest
 
 from schemawise import api
 from schemawise.errors import SchemawiseError
-from schemawise.retrieve.context import ContextSettings
+from schemawise.retrieve.settings import ContextSettings
 
 SCHEMA = """
 CREATE TABLE teams (team_id INTEGER PRIMARY KEY, team_name TEXT, league TEXT);

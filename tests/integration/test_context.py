@@ -12,7 +12,8 @@ from schemawise.errors import SchemawiseError
 from schemawise.index import store
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import index_source, list_sources, load_graphs, load_metadata
-from schemawise.retrieve.context import ContextSettings, build_context
+from schemawise.retrieve.context import build_context
+from schemawise.retrieve.settings import ContextSettings
 
 SCHEMA = """
 CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT);

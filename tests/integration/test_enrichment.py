@@ -18,7 +18,8 @@ from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.index import store
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import index_source, load_graphs, load_metadata
-from schemawise.retrieve.context import SEARCHED_KINDS, build_context
+from schemawise.retrieve.context import build_context
+from schemawise.retrieve.reading import SEARCHED_KINDS
 
 
 def test_postgres_profiles_come_from_pg_stats(embedded_url: str) -> None:

@@ -33,21 +33,17 @@ from schemawise.rank.structural import (
     choose,
     wordless_floor,
 )
-from schemawise.retrieve.context import (
-    REPEATED_COLUMN,
-    _best_distinct,
-    _choose_source,
-    _columns_written,
-    _coverage,
-    _looks_like_identifier,
-    _tables_named,
-    _terms,
-    _with_compounds,
-    _with_split_identifiers,
+from schemawise.retrieve.evidence import best_distinct, table_terms
+from schemawise.retrieve.implied import implied_words, with_implied_words
+from schemawise.retrieve.settings import RETRIEVAL
+from schemawise.retrieve.source_choice import choose_source, columns_written, coverage, tables_named
+from schemawise.retrieve.words import (
+    looks_like_identifier,
     question_words,
+    with_compounds,
+    with_split_identifiers,
     written_names,
 )
-from schemawise.retrieve.implied import implied_words, with_implied_words
 
 
 def _table(name: str, *columns: str, pk: str | None = None) -> Table:
@@ -356,8 +352,8 @@ def test_a_table_matching_a_word_is_kept_however_short_the_question() -> None:
 def test_terms_match_inflected_question_words() -> None:
     graph = SchemaGraph(tables=[_table("likes", "student_id", "liked_id")])
     asked = question_words("high schoolers who have friends and are liked")
-    assert _terms(graph, None, "likes", asked, []) == {"liked"}
-    assert _terms(graph, None, "likes", question_words("friends who rated"), []) == set()
+    assert table_terms(graph, None, "likes", asked, []) == {"liked"}
+    assert table_terms(graph, None, "likes", question_words("friends who rated"), []) == set()
 
 
 def test_a_schema_the_question_names_lifts_its_tables() -> None:
@@ -466,59 +462,59 @@ def test_values_of_several_words_join_their_partition() -> None:
 def test_column_hits_repeating_a_matched_word_count_less() -> None:
     asked = {"wind", "temperature"}
     winds = [("reunion_wind", 0.3), ("tokyo_wind", 0.3), ("usa_wind", 0.3)]
-    assert _best_distinct(winds, asked) == pytest.approx(0.3 * (1 + 2 * REPEATED_COLUMN))
+    assert best_distinct(winds, asked) == pytest.approx(0.3 * (1 + 2 * RETRIEVAL.repeated_column))
     varied = [("wind", 0.3), ("temperature", 0.3), ("stn", 0.3)]
-    assert _best_distinct(varied, asked) == pytest.approx(0.9)
+    assert best_distinct(varied, asked) == pytest.approx(0.9)
     # A column's values document after its column document is a repeat too.
-    assert _best_distinct([("stn", 0.3), ("stn", 0.2)], asked) == pytest.approx(
-        0.3 + 0.2 * REPEATED_COLUMN
+    assert best_distinct([("stn", 0.3), ("stn", 0.2)], asked) == pytest.approx(
+        0.3 + 0.2 * RETRIEVAL.repeated_column
     )
 
 
 def test_compounds_join_adjacent_words() -> None:
-    words = _with_compounds("Count the grades of high school students").split()
+    words = with_compounds("Count the grades of high school students").split()
     assert "highschool" in words and "grades" in words and "students" in words
     assert "count" not in words and "the" not in words
 
 
 def test_database_vocabulary_leaves_out_numbers_and_inflected_asking_words() -> None:
-    words = _with_compounds("the transcript which shows at least 4 results between 5000 and 10000")
+    words = with_compounds("the transcript which shows at least 4 results between 5000 and 10000")
     assert "transcript" in words.split() and "results" in words.split()
     assert not {"shows", "4", "5000", "10000"} & set(words.split())
-    assert _with_compounds("What is the average weight for each year?").split() == [
+    assert with_compounds("What is the average weight for each year?").split() == [
         "weight", "year", "weightyear"
     ]  # fmt: skip
 
 
 def test_coverage_weights_rare_words_over_common_ones() -> None:
     found = {"music": {"singer", "citizenship"}, "concerts": {"singer"}}
-    coverage = _coverage(found, in_scope=2)
-    assert coverage["music"] == pytest.approx(1.0)
+    covered = coverage(found, in_scope=2)
+    assert covered["music"] == pytest.approx(1.0)
     # "singer" is in both sources, so it weighs less than "citizenship", found in one.
-    assert 0.0 < coverage["concerts"] < 0.5
+    assert 0.0 < covered["concerts"] < 0.5
 
 
 def test_coverage_can_overturn_more_hits() -> None:
     by_source = {"concerts": [0.016, 0.015, 0.014], "music": [0.013, 0.012]}
     scores = {("concerts", "singer"): 0.12, ("music", "singer"): 0.10}
-    assert _choose_source(by_source, scores) == "concerts"
-    coverage = _coverage({"music": {"singer", "citizenship"}, "concerts": {"singer"}}, 2)
-    assert _choose_source(by_source, scores, coverage) == "music"
+    assert choose_source(by_source, scores) == "concerts"
+    covered = coverage({"music": {"singer", "citizenship"}, "concerts": {"singer"}}, 2)
+    assert choose_source(by_source, scores, covered) == "music"
 
 
 def test_tables_named_counts_distinct_names_the_question_holds() -> None:
     graph = SchemaGraph(tables=[_table("singer", "name"), _table("song", "title")])
     other = SchemaGraph(tables=[_table("singer", "song_name"), _table("concert", "year")])
     asked = question_words("names of singers that have more than one song")
-    assert _tables_named(graph, asked) == 2
-    assert _tables_named(other, asked) == 1
+    assert tables_named(graph, asked) == 2
+    assert tables_named(other, asked) == 1
 
 
 def test_a_database_naming_more_tables_breaks_a_near_tie() -> None:
     by_source = {"concerts": [0.0645, 0.06], "music": [0.0635, 0.06]}
     scores = {("concerts", "singer"): 0.25, ("music", "singer"): 0.234}
-    assert _choose_source(by_source, scores) == "concerts"
-    assert _choose_source(by_source, scores, None, {"concerts": 1, "music": 2}) == "music"
+    assert choose_source(by_source, scores) == "concerts"
+    assert choose_source(by_source, scores, None, {"concerts": 1, "music": 2}) == "music"
 
 
 def test_profile_keeps_wordlike_values_for_the_value_index() -> None:
@@ -579,7 +575,7 @@ def test_an_implied_measure_keeps_its_column() -> None:
      ("Harlan", False), ("_private", False)],
 )  # fmt: skip
 def test_words_that_read_as_identifiers(word: str, identifier: bool) -> None:
-    assert _looks_like_identifier(word) is identifier
+    assert looks_like_identifier(word) is identifier
 
 
 def test_columns_written_out_name_the_databases_having_them() -> None:
@@ -588,26 +584,28 @@ def test_columns_written_out_name_the_databases_having_them() -> None:
     graphs = {"club": club, "schools": schools}
     question = "Tell the hometown county for Adela"
     # A prose word of the question is not taken for a column name…
-    assert _columns_written(graphs, None, question, "") == {}
+    assert columns_written(graphs, None, written_names(question, "")) == {}
     # …but the evidence says what words mean in the schema, and identifiers are identifiers.
-    written = _columns_written(graphs, None, question, "full name refers to first_name; county")
+    evidence = "full name refers to first_name; county"
+    written = columns_written(graphs, None, written_names(question, evidence))
     assert written == {"club": {"first_name", "county"}, "schools": {"county"}}
-    assert _columns_written(graphs, ["schools"], question, "county") == {"schools": {"county"}}
+    spelled = written_names(question, "county")
+    assert columns_written(graphs, ["schools"], spelled) == {"schools": {"county"}}
 
 
 def test_a_database_with_the_written_out_columns_wins_a_near_tie() -> None:
     by_source = {"club": [0.0635, 0.06], "schools": [0.0645, 0.06]}
     scores = {("club", "member"): 0.234, ("schools", "schools"): 0.25}
-    assert _choose_source(by_source, scores) == "schools"
-    written = _coverage({"club": {"first_name", "county"}, "schools": {"county"}}, 2)
-    assert _choose_source(by_source, scores, None, None, written) == "club"
+    assert choose_source(by_source, scores) == "schools"
+    written = coverage({"club": {"first_name", "county"}, "schools": {"county"}}, 2)
+    assert choose_source(by_source, scores, None, None, written) == "club"
 
 
 def test_camel_case_identifiers_add_their_words() -> None:
-    assert _with_split_identifiers("disqualified refers to statusID = 2") == (
+    assert with_split_identifiers("disqualified refers to statusID = 2") == (
         "disqualified refers to statusID = 2 status id"
     )
-    assert _with_split_identifiers("no identifiers here") == "no identifiers here"
+    assert with_split_identifiers("no identifiers here") == "no identifiers here"
 
 
 @pytest.mark.parametrize(

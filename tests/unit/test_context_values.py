@@ -6,7 +6,9 @@ import pytest
 
 from schemawise.enrich.profile import ColumnProfile
 from schemawise.graph.model import Column, SchemaGraph, Table
-from schemawise.retrieve.context import ColumnChoice, ContextPack, TableChoice, _counted, render
+from schemawise.retrieve.pack import ColumnChoice, ContextPack, TableChoice
+from schemawise.retrieve.render import render
+from schemawise.retrieve.tables import counted
 from schemawise.retrieve.values import VALUE_CHARS, names_value, render_values, shown_values
 
 COUNTRIES = ColumnProfile(samples=["USA", "Canada", "France"], seen=["USA", "Canada", "Germany"])
@@ -68,7 +70,7 @@ def test_render_values_quotes_as_sql_does() -> None:
 
 def test_reasons_are_counted_not_repeated() -> None:
     reasons = ["path document matched", "table card matched", "path document matched"]
-    assert _counted(reasons) == ["path document matched (2 times)", "table card matched"]
+    assert counted(reasons) == ["path document matched (2 times)", "table card matched"]
 
 
 def test_rendering_marks_keys_and_shows_values() -> None:

@@ -15,6 +15,7 @@ from psycopg import sql
 
 from schemawise.index.cards import Document
 from schemawise.index.embed import Embedder
+from schemawise.retrieve.settings import RETRIEVAL
 
 SCHEMA_SQL = """
 CREATE SCHEMA IF NOT EXISTS schemawise;
@@ -200,8 +201,10 @@ def replace_source(
 
 
 def tidy_after(conn: psycopg.Connection[Any], counts: WriteCounts) -> None:
-    """Vacuum and analyse after a large change (outside any transaction)."""
-    if counts.embedded + counts.removed >= TIDY_AFTER:
+    """Vacuum and analyse after a large change (`RETRIEVAL.tidy_after` rewritten or removed
+    documents), outside any transaction: dead rows left by re-indexing would otherwise make
+    every search read more pages (autovacuum may lag)."""
+    if counts.embedded + counts.removed >= RETRIEVAL.tidy_after:
         tidy(conn)
 
 
@@ -224,11 +227,6 @@ def remove_sources(conn: psycopg.Connection[Any], pattern: str) -> None:
     conn.commit()
 
 
-# After this many rewritten or removed documents, the table is vacuumed: dead rows left by
-# re-indexing would otherwise make every search read more pages (autovacuum may lag).
-TIDY_AFTER = 2000
-
-
 def tidy(conn: psycopg.Connection[Any]) -> None:
     """VACUUM (ANALYZE) the document table: outside a transaction, so briefly autocommit."""
     previous = conn.autocommit
@@ -249,14 +247,6 @@ def current_versions(conn: psycopg.Connection[Any]) -> dict[str, str]:
     return dict(conn.execute("SELECT source, version FROM schemawise.index_sources").fetchall())
 
 
-# A word found in more than this share of a catalog's documents tells nothing apart (like
-# `attr` or `id` in a warehouse of generic names): it is left out of the lexical query, which
-# also keeps ranking cheap on large catalogs.
-COMMON_SHARE = 0.2
-COMMON_AT_LEAST = 3  # documents: a word in no more is never near-universal
-# At most about this many documents matched by the lexical query (the sum of its words'
-# document frequencies).
-MAX_LEXICAL_MATCHES = 5000
 # Document frequencies by (sources, kinds, document count) and lexeme: a changed index has
 # another document count, so stale entries are never read.
 _DOCUMENT_FREQUENCY: dict[tuple[tuple[tuple[str, ...], tuple[str, ...], int], str], int] = {}
@@ -312,14 +302,18 @@ def lexical_terms(
         for lexeme, count in zip(unknown, row or [0] * len(unknown), strict=True):
             _DOCUMENT_FREQUENCY[(scope_key, lexeme)] = int(count)
     frequency = {t: _DOCUMENT_FREQUENCY[(scope_key, t)] for t in lexemes}
-    # Among a few documents (the DDL of a five-table database) a share says nothing: a word
-    # in two or three of them is not near-universal, and its weight tells it apart anyway.
-    common = max(COMMON_SHARE * total, COMMON_AT_LEAST)
+    # A word found in more than `common_share` of the documents tells nothing apart (like
+    # `attr` or `id` in a warehouse of generic names): it is left out of the lexical query,
+    # which also keeps ranking cheap on large catalogs. Among a few documents (the DDL of a
+    # five-table database) a share says nothing: a word in `common_at_least` of them or fewer
+    # is not near-universal, and its weight tells it apart anyway.
+    common = max(RETRIEVAL.common_share * total, RETRIEVAL.common_at_least)
     kept = [t for t in lexemes if frequency[t] <= common]
-    # Ranking reads every matching document: past a bound, the most common words go first
-    # (they tell the least apart), which keeps the lexical side fast on big catalogs.
+    # Ranking reads every matching document: past `max_lexical_matches` (the sum of the words'
+    # document frequencies), the most common words go first (they tell the least apart),
+    # which keeps the lexical side fast on big catalogs.
     kept.sort(key=lambda t: frequency[t])
-    while len(kept) > 1 and sum(frequency[t] for t in kept) > MAX_LEXICAL_MATCHES:
+    while len(kept) > 1 and sum(frequency[t] for t in kept) > RETRIEVAL.max_lexical_matches:
         kept.pop()
     return {t: _idf(total, frequency[t]) for t in kept or lexemes}
 
@@ -384,20 +378,20 @@ WHERE length(q.lexeme) >= %(prefix)s
 """
 
 
-# A question word this long also matches the longer words it begins (`citizen` finds
-# `citizenship`); shorter ones begin too many unrelated words.
-PREFIX_LENGTH = 5
-
-
 def words_found(
     conn: psycopg.Connection[Any], text: str, sources: Sequence[str] | None
 ) -> dict[str, set[str]]:
     """Source → the lexemes of `text` that occur anywhere in its documents, or begin a word
-    that does."""
+    that does — a word of `RETRIEVAL.prefix_length` letters or more (`citizen` finds
+    `citizenship`); shorter ones begin too many unrelated words."""
     found: dict[str, set[str]] = {}
     rows = conn.execute(
         VOCABULARY_SQL,
-        {"text": text, "sources": list(sources) if sources else None, "prefix": PREFIX_LENGTH},
+        {
+            "text": text,
+            "sources": list(sources) if sources else None,
+            "prefix": RETRIEVAL.prefix_length,
+        },
     ).fetchall()
     for source, lexeme in rows:
         found.setdefault(source, set()).add(lexeme)

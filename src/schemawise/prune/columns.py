@@ -21,9 +21,13 @@ from typing import Any
 
 from schemawise.enrich.metadata import Metadata
 from schemawise.graph.model import SchemaGraph, Table
-from schemawise.graph.naming import singular, singular_words, type_family
+from schemawise.graph.naming import type_family
+
+# Word and value handling comes from the leaf modules of retrieve/ (grammar only); pruning
+# never imports the pipeline above it (retrieve/context.py and its stages).
 from schemawise.retrieve.implied import PLACE_WORDS
 from schemawise.retrieve.values import names_value
+from schemawise.retrieve.words import identifier_words, text_words
 
 # Retrieved columns kept per table, and columns kept for sharing words with the question.
 RETRIEVED_PER_TABLE = 6
@@ -78,27 +82,23 @@ def has_time_phrase(question: str) -> bool:
     return bool(_TIME_PHRASE.search(question))
 
 
-def _words(text: str) -> set[str]:
-    return set(singular_words(text))
-
-
 def _is_time(type_name: str, name: str) -> bool:
     return type_family(type_name) == "temporal" or bool(
-        _words(name) & {"date", "time", "year", "month", "day", "timestamp", "at", "dt"}
+        identifier_words(name) & {"date", "time", "year", "month", "day", "timestamp", "at", "dt"}
     )
 
 
 def _column_text(table: Table, column: str, meta: Metadata | None) -> set[str]:
     """Words of a column's name, and of its description and synonyms when metadata has them."""
-    words = _words(column)
+    words = identifier_words(column)
     table_meta = meta.table_meta(table.name) if meta else None
     column_meta = table_meta.columns.get(column) if table_meta else None
     if column_meta:
         for text in [column_meta.description or "", *column_meta.synonyms]:
-            words |= {singular(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+            words |= text_words(text)
     col = table.column(column)
     if col is not None and col.comment:
-        words |= {singular(w) for w in re.findall(r"[a-z0-9]+", col.comment.lower())}
+        words |= text_words(col.comment)
     return words
 
 
@@ -212,7 +212,7 @@ def _implied_columns(table: Table, question: str) -> list[tuple[str, str]]:
         for said, named, why in _IMPLIED_COLUMNS
         if words & said
         for column in table.columns
-        for column_words in [set(_words(column.name))]
+        for column_words in [set(identifier_words(column.name))]
         if named & column_words and "id" not in column_words
     ]
 
@@ -235,12 +235,12 @@ _NAME_PART_WORDS = {"first", "last", "given", "family", *_NAME_PARTS}
 
 
 def _is_label(column: str) -> bool:
-    words = set(_words(column))
+    words = set(identifier_words(column))
     return bool({"name", "title", *_NAME_PARTS} & words)
 
 
 def _is_name_part(column: str) -> bool:
-    words = set(_words(column))
+    words = set(identifier_words(column))
     return bool(_NAME_PART_WORDS & words) and ("name" in words or bool(_NAME_PARTS & words))
 
 

@@ -34,6 +34,8 @@ meaning, or through join-path documents) must come closer to the first table the
 question is: it needs `0.8 - 0.06 × words` of the first table's score, and never less than
 0.4, words being the question's distinctive words. "How many documents do we have?" (one
 word) keeps `Documents`, not also `Templates` and `Paragraphs`.
+
+The numbers are fields of `RETRIEVAL` (retrieve/settings.py), each with what measured it.
 """
 
 from __future__ import annotations
@@ -48,20 +50,7 @@ from schemawise.enrich.usage import Usage
 from schemawise.graph.model import SchemaGraph
 from schemawise.graph.naming import singular_words
 from schemawise.graph.paths import join_graph
-
-DEPRECATED = 0.5
-CERTIFIED = 1.1
-JOINS_CHOSEN = 1.15
-UNJOINABLE = 0.7
-REDUNDANT = 0.8
-NEW_WORDS = 0.2
-DUPLICATE = 0.5
-AFFINITY = 0.3
-COVERAGE = 0.05
-SCHEMA_NAMED = 0.5
-WORDLESS_FLOOR = 0.8
-WORDLESS_FLOOR_PER_WORD = 0.06
-WORDLESS_MINIMUM = 0.4
+from schemawise.retrieve.settings import RETRIEVAL, RetrievalSettings
 
 
 @dataclass
@@ -87,15 +76,17 @@ class RankSettings:
     question_words: int | None = None  # the question's distinctive words, when known
 
 
-def wordless_floor(settings: RankSettings) -> float:
+def wordless_floor(settings: RankSettings, tuning: RetrievalSettings = RETRIEVAL) -> float:
     """The share of the first table's score a table matching no question word needs."""
     if settings.question_words is None:
         return settings.relative_cutoff
-    short = WORDLESS_FLOOR - WORDLESS_FLOOR_PER_WORD * settings.question_words
-    return max(settings.relative_cutoff, WORDLESS_MINIMUM, short)
+    short = tuning.wordless_floor - tuning.wordless_floor_per_word * settings.question_words
+    return max(settings.relative_cutoff, tuning.wordless_minimum, short)
 
 
-def apply_metadata(candidates: list[Candidate], meta: Metadata | None) -> None:
+def apply_metadata(
+    candidates: list[Candidate], meta: Metadata | None, tuning: RetrievalSettings = RETRIEVAL
+) -> None:
     """Deprecated tables lose half their score, certified ones gain a tenth."""
     if meta is None:
         return
@@ -104,14 +95,16 @@ def apply_metadata(candidates: list[Candidate], meta: Metadata | None) -> None:
         if table_meta is None:
             continue
         if table_meta.deprecated:
-            candidate.score *= DEPRECATED
+            candidate.score *= tuning.deprecated
             candidate.reasons.append(f"deprecated: {table_meta.deprecated}")
         if table_meta.certified:
-            candidate.score *= CERTIFIED
+            candidate.score *= tuning.certified
             candidate.reasons.append("certified")
 
 
-def apply_schema_mentions(candidates: list[Candidate], asked: set[str]) -> None:
+def apply_schema_mentions(
+    candidates: list[Candidate], asked: set[str], tuning: RetrievalSettings = RETRIEVAL
+) -> None:
     """A table whose schema the question names gains up to 50%: `crypto_bitcoin.inputs` for
     a question about Bitcoin, not `crypto_dash.inputs`, whose columns read the same. Only a
     schema's distinctive words count (not `crypto`, which every schema of the source has),
@@ -125,7 +118,7 @@ def apply_schema_mentions(candidates: list[Candidate], asked: set[str]) -> None:
         own = words.get(_schema(candidate.table), set()) - everywhere
         named = own & asked
         if named:
-            candidate.score *= 1 + SCHEMA_NAMED * len(named) / len(own)
+            candidate.score *= 1 + tuning.schema_named * len(named) / len(own)
             candidate.reasons.append(f"its schema is named: {', '.join(sorted(named))}")
 
 
@@ -142,12 +135,13 @@ def choose(
     graph: SchemaGraph,
     settings: RankSettings | None = None,
     usage: Usage | None = None,
+    tuning: RetrievalSettings = RETRIEVAL,
 ) -> list[Candidate]:
     """The tables of the pack, best first (see the module docstring for the rule)."""
     settings = settings or RankSettings()
-    if COVERAGE:
+    if tuning.coverage:
         for candidate in candidates:
-            candidate.score *= 1 + COVERAGE * min(len(candidate.terms), 3)
+            candidate.score *= 1 + tuning.coverage * min(len(candidate.terms), 3)
     pool = sorted(candidates, key=lambda c: (-c.score, c.table))[: settings.pool + 1]
     if not pool:
         return []
@@ -156,11 +150,11 @@ def choose(
     chosen = [pool[0]]
     covered = set(pool[0].terms)
     floor = settings.relative_cutoff * pool[0].score
-    wordless = wordless_floor(settings) * pool[0].score
+    wordless = wordless_floor(settings, tuning) * pool[0].score
     rest = pool[1:]
     while rest and len(chosen) < settings.max_tables:
         ranked = sorted(
-            ((*_adjusted(c, chosen, covered, joins, components, usage), c) for c in rest),
+            ((*_adjusted(c, chosen, covered, joins, components, usage, tuning), c) for c in rest),
             key=lambda item: -item[0],
         )
         pick = next(
@@ -191,31 +185,32 @@ def _adjusted(
     joins: nx.Graph[str],
     components: dict[str, int],
     usage: Usage | None,
+    tuning: RetrievalSettings,
 ) -> tuple[float, list[str]]:
     score = candidate.score
     why: list[str] = []
     name = candidate.table
     if name in joins and any(joins.has_edge(name, c.table) for c in chosen):
-        score *= JOINS_CHOSEN
+        score *= tuning.joins_chosen
         why.append("joins a chosen table")
     elif name in components and all(
         c.table in components and components[c.table] != components[name] for c in chosen
     ):
-        score *= UNJOINABLE
+        score *= tuning.unjoinable
         why.append("no join path to the chosen tables")
     new = candidate.terms - covered
     if new:
-        score *= 1 + NEW_WORDS * min(len(new), 3)
+        score *= 1 + tuning.new_words * min(len(new), 3)
     else:
-        score *= REDUNDANT
+        score *= tuning.redundant
     bare = name.rsplit(".", 1)[-1].lower()
     if any(c.table.rsplit(".", 1)[-1].lower() == bare for c in chosen):
-        score *= DUPLICATE
+        score *= tuning.duplicate
         why.append("a table of this name is already chosen")
     if usage is not None:
         share = usage.co_use_share(name, [c.table for c in chosen])
         if share > 0:
-            score *= 1 + AFFINITY * share
+            score *= 1 + tuning.affinity * share
             why.append(f"used with the chosen tables in {share:.0%} of logged queries")
     return score, why
 

@@ -1,0 +1,104 @@
+"""The context engine's settings: the tuned constants in one frozen object, and the options of
+one call.
+
+`RETRIEVAL` holds every number retrieval, the database vote, the structural rerank and the
+index's search were tuned with, each with what measured it (the commit that set it, the figure
+it quotes). The figures are Spider/BIRD dev and Spider 2.0-lite strict table recall unless said
+otherwise; "Union" means every database of the set pooled. The code reads these fields, never a
+module constant, so that a sweep is `replace(RETRIEVAL, …)` passed where a function takes
+`tuning`. DESIGN.md warns that these figures were reached on the questions that score them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # types only: the rerank and pruning modules read RETRIEVAL themselves
+    from schemawise.prune.columns import ColumnFilter
+    from schemawise.rank.structural import Ranker
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    # --- Table evidence (retrieve/evidence.py)
+    # A column hit adding no new column or word counts this much. 7c1b8c5: SpiderUnion .979→.982
+    repeated_column: float = 0.5
+
+    # --- Which database (retrieve/source_choice.py), each vote normalised by the best one's
+    # Best document scores summed per database. Not measured separately (5acf6a3).
+    top_hits: int = 2
+    # Its two best tables' scores. a2a2e70: BirdUnion right db .943→.967, SpiderUnion .899→.888
+    table_vote: float = 0.25
+    # Share of the question's rare words it holds. 81c1e70: SpiderUnion .881→.947, Bird .859→.870
+    coverage_vote: float = 0.5
+    # Tables the question names. 4fbce60: SpiderUnion .985→.987, BirdUnion .962→.965; 0.2 worse
+    named_vote: float = 0.1
+    # Column names written out. 3f14fd7: BirdUnion .967→.971, BIRD given .979→.980, Spider same
+    written_vote: float = 0.3
+
+    # --- Structural rerank (rank/structural.py): factors on a candidate's score
+    # × a deprecated table. Not measured separately (3392e56: "modest weights", no figure).
+    deprecated: float = 0.5
+    # × a certified table. Not measured separately (3392e56).
+    certified: float = 1.1
+    # × a table joining a chosen one directly. Not measured separately (3392e56).
+    joins_chosen: float = 1.15
+    # × a table no evidence-backed join reaches from the chosen. Not measured separately (3392e56).
+    unjoinable: float = 0.7
+    # × a table adding no question word the chosen lack. Not measured separately (3392e56).
+    redundant: float = 0.8
+    # + per new question word (≤ 3). 7ba2ab3: Spider 2.0 .805→.826; swept .05–.5, .2 best (.832)
+    new_words: float = 0.2
+    # × a same-named copy of a chosen table in another schema. 4c3574a: +1 of 149 Spider 2.0
+    duplicate: float = 0.5
+    # + × query-log co-use share with the chosen. Not measured separately (no log in the sets).
+    affinity: float = 0.3
+    # + per question word a table covers (≤ 3). 60db87e: Spider 2.0 .678→.698, SpiderUnion −.002
+    coverage: float = 0.05
+    # + up to this when the question names the table's schema. ae51818: Spider 2.0 .752→.765
+    schema_named: float = 0.5
+    # Share of the first a wordless table needs, short question. 2df960e: Spider 3.35→2.76 tables
+    wordless_floor: float = 0.8
+    # … less this per question word. 2df960e (with the above): SpiderUnion .987→.989
+    wordless_floor_per_word: float = 0.06
+    # … never below this. 5cc5135: BIRD given .980→.983 (3.89 tables), BirdUnion .971→.973
+    wordless_minimum: float = 0.4
+
+    # --- The index's search (index/store.py)
+    # Rewritten documents before a vacuum. 22d2abb with the cap below: p95 335 ms before; not swept
+    tidy_after: int = 2000
+    # A word in more of the documents searched is dropped. 477a3ab: context-speed p95 238 ms
+    common_share: float = 0.2
+    # … but never one in this few. cc37e66: BM25 baseline k=10 had fallen to 0.18; context same
+    common_at_least: int = 3
+    # Lexical matches at most (common words go first). 22d2abb: see tidy_after; bound not swept
+    max_lexical_matches: int = 5000
+    # A word this long matches the words it begins (citizen…). Not measured separately (111b56f).
+    prefix_length: int = 5
+
+
+RETRIEVAL = RetrievalSettings()
+
+
+@dataclass
+class ContextSettings:
+    """The options of one `build_context` call (its per-question knobs, not tuned constants)."""
+
+    candidates: int = 150
+    max_tables: int = 6
+    # A table joins the pack when its score is at least this share of the best table's.
+    relative_cutoff: float = 0.35
+    column_weight: float = 0.9
+    # Share of a path, example or glossary document's score each table it names receives.
+    multi_table_weight: float = 0.3
+    name_bonus: float = 0.02
+    # Added to a table for each of its columns written out in the question or evidence as an
+    # identifier (`convertedManaCost`, `statusId`), split among the tables having that column.
+    mention_bonus: float = 0.0
+    mention_holders: int = 2
+    budget: int | None = None  # tokens (retrieve/budget.py)
+    # An optional second opinion on the chosen tables (an LLM, a cross-encoder); see rank/.
+    ranker: Ranker | None = None
+    # An optional cheap pass over the pruned columns (an LLM); see prune/.
+    column_filter: ColumnFilter | None = None

@@ -1,0 +1,117 @@
+"""Which database a question is about, when several are searched together: the votes.
+
+One database per question: the source whose documents match the question best overall (every
+hit votes, so that many weak matches in one database beat one strong elsewhere), with the
+agreement of its tables' evidence, how much of the question's vocabulary it holds, how many of
+its tables the question names and which column names written out it has. Pure: the pooled
+hits and the vocabulary the index found in, a source name out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from schemawise.graph.model import SchemaGraph
+from schemawise.retrieve.evidence import column_holders, table_evidence
+from schemawise.retrieve.settings import RETRIEVAL, ContextSettings, RetrievalSettings
+from schemawise.retrieve.words import QuestionWords, name_words, names_table
+
+if TYPE_CHECKING:  # the type only: reading the index is retrieve/reading.py's job
+    from schemawise.index.store import Hit
+
+
+def vote(
+    hits: list[Hit],
+    found: dict[str, set[str]],  # source → the question's words its documents hold
+    graphs: dict[str, SchemaGraph],
+    sources: list[str] | None,
+    words: QuestionWords,
+    settings: ContextSettings,
+) -> str | None:
+    """The database the pooled hits are most about; None when nothing matched (an empty
+    pack, not a guess)."""
+    evidence = table_evidence(hits, graphs, sources, words.spelled, words.asked, settings)
+    if not evidence.scores:
+        return None
+    by_source: dict[str, list[float]] = defaultdict(list)
+    for hit in hits:
+        by_source[hit.source].append(hit.score)
+    if len(by_source) <= 1:
+        return next(iter(by_source), None)
+    in_scope = len(sources) if sources else len(graphs)
+    named = {s: tables_named(graphs[s], words.asked) for s in by_source}
+    written = columns_written(graphs, sources, words.spelled)
+    return choose_source(
+        by_source, evidence.scores, coverage(found, in_scope), named, coverage(written, in_scope)
+    )
+
+
+def columns_written(
+    graphs: dict[str, SchemaGraph], sources: list[str] | None, spelled: set[str]
+) -> dict[str, set[str]]:
+    """Source → the column names written out (words.written_names) that it has."""
+    return {
+        name: held
+        for name, graph in graphs.items()
+        if not sources or name in sources
+        for held in [spelled & graph.cached("column_holders", column_holders).keys()]
+        if held
+    }
+
+
+def tables_named(graph: SchemaGraph, asked: set[str]) -> int:
+    """How many distinct table names the question names outright."""
+    return len({name_words(t.name) for t in graph.tables if names_table(t.name, asked)})
+
+
+def coverage(found: dict[str, set[str]], in_scope: int) -> dict[str, float]:
+    """Source → the share of the question's words it has, each word weighted by how few of
+    the sources have it (a word every database has tells none apart)."""
+    holders: dict[str, int] = defaultdict(int)
+    for words in found.values():
+        for word in words:
+            holders[word] += 1
+    # Inverse document frequency over sources: a word every source has weighs almost nothing
+    # (log((N + 1) / N)), a word one source has log(N + 1).
+    weight = {w: math.log((in_scope + 1) / n) for w, n in holders.items()}
+    total = sum(weight.values()) or 1.0
+    return {s: sum(weight[w] for w in words) / total for s, words in found.items()}
+
+
+def choose_source(
+    by_source: dict[str, list[float]],
+    scores: dict[tuple[str, str], float],
+    coverage: dict[str, float] | None = None,
+    named: dict[str, int] | None = None,
+    written: dict[str, float] | None = None,
+    tuning: RetrievalSettings = RETRIEVAL,
+) -> str:
+    """The database a question is about: its best `top_hits` document scores (many matching
+    documents), a share of its best two tables' scores (cards, columns and paths agreeing on
+    the same tables), how much of the question's vocabulary it has, how many of its tables
+    the question names, and the column names written out it has, each normalised by the best
+    database's."""
+    tables: dict[str, list[float]] = defaultdict(list)
+    for (src, _), score in scores.items():
+        tables[src].append(score)
+    hits = {s: sum(sorted(v, reverse=True)[: tuning.top_hits]) for s, v in by_source.items()}
+    agreed = {s: sum(sorted(tables.get(s, [0.0]), reverse=True)[:2]) for s in by_source}
+    covered = coverage or {}
+    top_hits, top_tables = max(hits.values()) or 1.0, max(agreed.values()) or 1.0
+    top_covered = max(covered.values(), default=0.0) or 1.0
+    named = named or {}
+    top_named = max(named.values(), default=0) or 1
+    written = written or {}
+    top_written = max(written.values(), default=0.0) or 1.0
+    return max(
+        sorted(by_source),
+        key=lambda s: (
+            hits[s] / top_hits
+            + tuning.table_vote * agreed[s] / top_tables
+            + tuning.coverage_vote * covered.get(s, 0.0) / top_covered
+            + tuning.named_vote * named.get(s, 0) / top_named
+            + tuning.written_vote * written.get(s, 0.0) / top_written
+        ),
+    )

@@ -1,0 +1,127 @@
+"""The pack's tables: the chosen database's table evidence, reranked by structure (rank/),
+connected by the cheapest tree of joins (graph/paths.py), each with its score and reasons."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from schemawise.enrich.metadata import Metadata
+from schemawise.errors import NoJoinPathError
+from schemawise.graph.model import SchemaGraph
+from schemawise.graph.paths import connecting_tree
+from schemawise.rank.structural import (
+    Candidate,
+    RankSettings,
+    apply_metadata,
+    apply_schema_mentions,
+    choose,
+)
+from schemawise.retrieve.evidence import TableEvidence, table_terms
+from schemawise.retrieve.pack import TableChoice
+from schemawise.retrieve.settings import ContextSettings
+
+
+@dataclass(frozen=True)
+class ChosenTables:
+    tables: list[TableChoice]  # the chosen tables best first, then the bridges
+    join_paths: list[dict[str, Any]]  # JoinPath documents
+
+
+def choose_tables(
+    question: str,
+    evidence: TableEvidence,
+    source: str,
+    graph: SchemaGraph,
+    meta: Metadata | None,
+    asked: set[str],
+    settings: ContextSettings,
+) -> ChosenTables:
+    candidates = [
+        Candidate(
+            table=table,
+            score=score,
+            terms=table_terms(graph, meta, table, asked, [c for c, _ in matched]),
+            reasons=list(evidence.reasons.get(key, [])),
+            pinned=key in evidence.pinned,
+        )
+        for key, score in evidence.scores.items()
+        if key[0] == source
+        for table, matched in [(key[1], evidence.columns.get(key, []))]
+    ]
+    apply_metadata(candidates, meta)
+    apply_schema_mentions(candidates, asked)
+    ranking = RankSettings(
+        max_tables=settings.max_tables,
+        relative_cutoff=settings.relative_cutoff,
+        question_words=len(asked),
+    )
+    picked = choose(candidates, graph, ranking, meta.usage if meta else None)
+    if settings.ranker is not None:
+        picked = settings.ranker(question, picked) or picked[:1]
+    tables, paths, notes = connect(graph, [c.table for c in picked])
+    # The reasons retrieval gave, what the rerank added (for a bridge it did not pick, its
+    # metadata reasons), then what connecting found.
+    reasons = {c.table: c.reasons for c in candidates}
+    # A bridge the rerank did not pick keeps its retrieval score: 0 only if nothing matched it.
+    score_of = {name: evidence.scores.get((source, name), 0.0) for name in tables}
+    score_of |= {c.table: c.score for c in picked}
+    choices = [
+        TableChoice(
+            name=name,
+            score=round(score_of.get(name, 0.0), 5),
+            reasons=counted([*reasons.get(name, []), *notes.get(name, [])])
+            or ["joins the chosen tables"],
+        )
+        for name in tables
+    ]
+    return ChosenTables(choices, paths)
+
+
+def connect(
+    graph: SchemaGraph, chosen: list[str]
+) -> tuple[list[str], list[dict[str, Any]], dict[str, list[str]]]:
+    """The tables with the bridges that join them, the join paths, and a note for each table
+    kept without a known join to the first.
+
+    When the chosen tables do not all connect: a table the graph joins to other tables, but not
+    to the best one, is about something else and is dropped; a table with no known joins at
+    all (a catalog without keys) is kept and flagged, since absence of evidence is not
+    evidence of unrelatedness."""
+    if len(chosen) <= 1:
+        return list(chosen), [], {}
+    try:
+        tree = connecting_tree(graph, chosen)
+        return list(dict.fromkeys([*chosen, *tree.tables])), [tree.model_dump()], {}
+    except NoJoinPathError:
+        pass
+    linked = {e.child_table for e in graph.edges} | {e.parent_table for e in graph.edges}
+    kept = [chosen[0]]
+    notes: dict[str, list[str]] = {}
+    for name in chosen[1:]:
+        if _joinable(graph, chosen[0], name):
+            kept.append(name)
+        elif name not in linked or chosen[0] not in linked:
+            kept.append(name)
+            notes.setdefault(name, []).append(f"no known join path to {chosen[0]}")
+    joined = [t for t in kept if t == kept[0] or _joinable(graph, kept[0], t)]
+    if len(joined) > 1:
+        tree = connecting_tree(graph, joined)
+        return list(dict.fromkeys([*kept, *tree.tables])), [tree.model_dump()], notes
+    return kept, [], notes
+
+
+def _joinable(graph: SchemaGraph, first: str, second: str) -> bool:
+    try:
+        connecting_tree(graph, [first, second])
+        return True
+    except NoJoinPathError:
+        return False
+
+
+def counted(reasons: list[str]) -> list[str]:
+    """Each reason once, in first-seen order, with how often it came (`path document matched
+    (12 times)`): a table named by many path documents should not list them one by one."""
+    counts = Counter(reasons)
+    return [r if counts[r] == 1 else f"{r} ({counts[r]} times)" for r in dict.fromkeys(reasons)]

@@ -1,0 +1,144 @@
+"""The words of a question and of identifiers: grammar only — no schema, no index, no scores.
+
+Everything later stages count (the question's distinctive words, the names written out as
+identifiers, adjacent words run together) is computed here once, in `read_question`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from schemawise.graph.naming import singular, singular_words, split_identifier
+from schemawise.retrieve.implied import with_implied_words
+
+STOP = frozenset(
+    {
+        "the", "a", "an", "of", "in", "on", "for", "to", "and", "or", "by", "with", "what",
+        "which", "who", "how", "many", "much", "is", "are", "was", "were", "show", "list",
+        "find", "give", "all", "each", "per", "from", "that", "this", "those", "these",
+        "their", "its", "be", "has", "have", "do", "does", "name", "names", "number",
+        "count",
+    }
+)  # fmt: skip
+
+# Words that ask for an aggregate: a column is rarely named so ("the average weight" is about
+# weight, not about a stadium's `Average` column), so they tell databases apart by accident.
+AGGREGATING = frozenset(
+    {"average", "avg", "total", "sum", "maximum", "minimum", "max", "min", "mean"}
+)
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_CAMEL_CASE = re.compile(r"[a-z][A-Z]")
+_LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]")
+
+
+def question_words(text: str) -> set[str]:
+    """The text's distinctive words, singular: not words of asking, not single letters."""
+    return {
+        singular(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP and len(w) > 1
+    }
+
+
+def text_words(text: str) -> set[str]:
+    """Every word of the text, singular, words of asking included (a description's words)."""
+    return {singular(w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+
+
+def identifier_words(identifier: str) -> set[str]:
+    """The words of an identifier, singular (`FirstNames` → first, name)."""
+    return set(singular_words(identifier))
+
+
+@lru_cache(maxsize=65536)
+def name_words(name: str) -> frozenset[str]:
+    """The words of a table's own name, without its schema (`crm.OrderLines` → order, line)."""
+    return frozenset(identifier_words(name.rsplit(".", 1)[-1]))
+
+
+def names_table(name: str, asked: set[str]) -> bool:
+    """Every word of the table's name is in the question."""
+    words = name_words(name)
+    return bool(words) and words <= asked
+
+
+def identifiers(text: str) -> set[str]:
+    """Words of the text that could be identifiers, lower case (`convertedManaCost`)."""
+    return {w.lower() for w in re.findall(IDENTIFIER, text)}
+
+
+def looks_like_identifier(word: str) -> bool:
+    """`first_name`, `convertedManaCost`, `A11`: not a word of prose."""
+    return "_" in word.strip("_") or bool(_CAMEL_CASE.search(word) or _LETTER_DIGIT.search(word))
+
+
+def written_names(text: str, evidence: str) -> set[str]:
+    """The names written out, lower case: words of the text that read as identifiers
+    (`first_name`, `convertedManaCost`), and any word of the evidence, which is there to say
+    what the question's words mean in the schema ("website refers to url"). A plain word of
+    the question (`missing`, `date`) is prose, whatever column shares its name."""
+    words = re.findall(IDENTIFIER, text)
+    return {w.lower() for w in words if looks_like_identifier(w)} | identifiers(evidence)
+
+
+def with_split_identifiers(text: str) -> str:
+    """The text followed by the words of its camelCase identifiers (`statusID` → status id),
+    which would otherwise stay one word."""
+    camel = [w for w in re.findall(IDENTIFIER, text) if _CAMEL_CASE.search(w)]
+    split = [" ".join(split_identifier(w)) for w in dict.fromkeys(camel)]
+    return " ".join([text, *split]) if split else text
+
+
+def content_words(text: str) -> list[str]:
+    """The text's words, not the words of asking (count, number, name, show) nor of
+    aggregating (average, total, maximum)."""
+    # Numbers are left out too: in a question they are mostly bounds ("between 5000 and
+    # 10000", "at least 4"), and some numeric value somewhere in every database matches them.
+    return [
+        t
+        for t in re.findall(r"[a-z0-9]+", text.lower())
+        if t not in STOP and singular(t) not in STOP and not t.isdigit() and t not in AGGREGATING
+    ]
+
+
+def compounds(text: str) -> list[str]:
+    """Each pair of adjacent content words written as one (`high school` → highschool), since
+    identifiers often run words together (`Highschooler`)."""
+    tokens = content_words(text)
+    return [a + b for a, b in itertools.pairwise(tokens) if len(a + b) >= 6]
+
+
+def with_compounds(text: str) -> str:
+    """The text's content words plus their compounds (see `compounds`)."""
+    return " ".join([*content_words(text), *compounds(text)])
+
+
+@dataclass(frozen=True)
+class QuestionWords:
+    """A question read once, for every later stage."""
+
+    text: str  # question and evidence as written: what the embedding reads
+    # … with the words it implies (`tallest` → height) and of its camelCase identifiers.
+    searched: str
+    lexical: str  # `searched` and adjacent words run together: the lexical search's text
+    vocabulary: str  # content words and compounds of `searched`: the vocabulary lookup's text
+    asked: set[str]  # the distinctive words of `searched`, singular
+    spelled: set[str]  # the names written out (written_names)
+
+
+def read_question(question: str, evidence: str = "") -> QuestionWords:
+    text = f"{question} {evidence}".strip()
+    # Lexical matching also sees the words the question implies (`tallest` → height); the
+    # embedding reads the question as written (adding them there measured slightly worse).
+    searched = with_split_identifiers(with_implied_words(text))
+    return QuestionWords(
+        text=text,
+        searched=searched,
+        # … and its adjacent words run together (`high schoolers` finds `Highschooler`).
+        lexical=" ".join([searched, *compounds(text)]),
+        vocabulary=with_compounds(searched),
+        asked=question_words(searched),
+        spelled=written_names(text, evidence),
+    )
