@@ -4,6 +4,8 @@ over its tables), and the hint that a small schema could be sent whole."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +52,42 @@ def metadata_notes(
         for logged in meta.usage.examples_for(list(chosen))[: max(0, 2 - len(notes.examples))]:
             notes.examples.append(f"-- from the query log\n{logged.sql}")
     return notes
+
+
+def _asked_about(name: str, text: str, asked: set[str]) -> bool:
+    """The question asks about this definition: it names the term, or shares two words with
+    the term and its text together. (Being about a chosen table is not enough here: that adds
+    the definition's text, not its tables.)"""
+    return bool(question_words(name) & asked) or len(question_words(f"{name} {text}") & asked) >= 2
+
+
+def tables_named(graph: SchemaGraph, text: str) -> list[str]:
+    """The graph's tables a definition's text names: schema-qualified (`shop.refunds`, also
+    inside `shop.refunds.amount_cents`) or by a bare name that no other table shares."""
+    lowered = text.lower()
+    bare_count = Counter(t.name.rsplit(".", 1)[-1].lower() for t in graph.tables)
+    found = []
+    for table in graph.tables:
+        name = table.name.lower()
+        bare = name.rsplit(".", 1)[-1]
+        qualified = "." in name and re.search(rf"(?<![\w.]){re.escape(name)}\b", lowered)
+        plain = bare_count[bare] == 1 and re.search(rf"(?<![\w.]){re.escape(bare)}\b", lowered)
+        if qualified or plain:
+            found.append(table.name)
+    return found
+
+
+def definition_tables(graph: SchemaGraph, meta: Metadata, asked: set[str]) -> dict[str, str]:
+    """Tables that the definitions and jargon the question asks about name, each with the
+    reason it is in the pack: "net revenue" brings `refunds` because its definition subtracts
+    them, whatever the words of the question retrieved."""
+    entries = [(d.name, d.text) for d in meta.definitions] + list(meta.jargon.items())
+    brought: dict[str, str] = {}
+    for name, text in entries:
+        if _asked_about(name, text, asked):
+            for table in tables_named(graph, text):
+                brought.setdefault(table, f"named by the definition of {name}")
+    return brought
 
 
 # Up to this size a schema fits most prompts whole: the pack says so.

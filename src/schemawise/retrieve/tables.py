@@ -37,7 +37,11 @@ def choose_tables(
     meta: Metadata | None,
     asked: set[str],
     settings: ContextSettings,
+    brought: dict[str, str] | None = None,
 ) -> ChosenTables:
+    """`brought`: tables the pack must hold whatever retrieval found (a definition the
+    question asks about names them), each with its reason; they join the rerank's choice."""
+    brought = {t: r for t, r in (brought or {}).items() if graph.table(t) is not None}
     candidates = [
         Candidate(
             table=table,
@@ -60,10 +64,14 @@ def choose_tables(
     picked = choose(candidates, graph, ranking, meta.usage if meta else None)
     if settings.ranker is not None:
         picked = settings.ranker(question, picked) or picked[:1]
-    tables, paths, notes = connect(graph, [c.table for c in picked])
+    names = [c.table for c in picked]
+    names += [t for t in brought if t not in names]
+    tables, paths, notes = connect(graph, names)
     # The reasons retrieval gave, what the rerank added (for a bridge it did not pick, its
     # metadata reasons), then what connecting found.
     reasons = {c.table: c.reasons for c in candidates}
+    for table, reason in brought.items():
+        reasons[table] = [*reasons.get(table, []), reason]
     # A bridge the rerank did not pick keeps its retrieval score: 0 only if nothing matched it.
     score_of = {name: evidence.scores.get((source, name), 0.0) for name in tables}
     score_of |= {c.table: c.score for c in picked}
