@@ -92,8 +92,14 @@ def test_budget_and_errors(embedded_url: str, shopdb: Path) -> None:
             conn, "orders with their items and products", graphs, get_embedder(),
             settings=ContextSettings(budget=40),
         )  # fmt: skip
-        assert small.tokens <= max(40, full.tokens) and small.tokens < full.tokens
-        assert [t.name for t in small.tables] == [t.name for t in full.tables]
+        assert small.tokens < full.tokens and small.truncated and small.budget == 40
+        # Within the budget, or the smallest honest pack (the first table and its keys), said so.
+        assert small.tokens <= 40 or small.over_budget
+        # Whole tables go from the lowest score up, never the first; none is left empty.
+        gone = {d.name for d in small.dropped if d.kind == "table"}
+        assert [t.name for t in small.tables] == [t.name for t in full.tables if t.name not in gone]
+        assert small.tables[0].name == full.tables[0].name and "(\n\n);" not in small.text
+        assert not full.truncated and full.budget is None and not full.dropped
         with pytest.raises(SchemawiseError, match="No indexed source"):
             load_graphs(conn, ["nope"])
         with pytest.raises(SchemawiseError, match="question is empty"):

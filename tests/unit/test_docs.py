@@ -12,7 +12,7 @@ from schemawise.agent.assistant import Failure, Reply, ResultShape
 from schemawise.cli import app
 from schemawise.graph.model import Column, Edge, Evidence, Problem, SchemaGraph, Table
 from schemawise.graph.paths import JoinPath, PathEdge
-from schemawise.retrieve.pack import ColumnChoice, ContextPack, TableChoice
+from schemawise.retrieve.pack import ColumnChoice, ContextPack, DroppedPart, TableChoice
 from schemawise.validate.check import CheckResult
 from schemawise.validate.problems import SqlProblem
 from tests.contracts import section_fields
@@ -51,6 +51,7 @@ def test_every_command_is_in_the_readme(command: str) -> None:
         ContextPack,
         TableChoice,
         ColumnChoice,
+        DroppedPart,
         Reply,
     ],
 )

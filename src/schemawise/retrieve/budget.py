@@ -1,26 +1,130 @@
-"""A token budget for the pack: the most valuable parts are kept first."""
+"""A token budget the pack keeps, and says it kept.
+
+`fit_budget` returns a pack whose text is at most `budget` tokens (as `count_tokens` counts
+it), taking parts out in this order, each kind to the end before the next:
+
+1. examples, the last first;
+2. value lists: the values shown beside columns, from the last column up, then the value
+   meanings (`value_mappings`), the last first;
+3. tier-2 columns, from the last up — never a key or join column of a table the pack keeps,
+   never a table's last column;
+4. definitions, the last first;
+5. whole tables, from the lowest score up (the later first on a tie), never the first table,
+   and only a table whose going leaves the others joined (a leaf of the join tree, or a table
+   outside it): its columns and joins go with it, and the path's grain and warnings are
+   worked out again for the tables left;
+6. the first table's columns other than its keys and join columns, the last first, keeping
+   at least one.
+
+What is left after that — the first table with its primary key and join columns (or its best
+column when it has none) — is the smallest honest pack: a table without its keys cannot be
+joined or counted right, and a table without columns says nothing. When even that is over the
+budget, it is returned as it is with `over_budget` true, not cut further and not silently:
+`tokens` then exceeds `budget`. Whatever was taken out is listed in `dropped` (kind and name)
+and `truncated` is true.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
 from schemawise.graph.model import SchemaGraph
-from schemawise.retrieve.pack import ContextPack
+from schemawise.graph.paths import PathEdge, grain_and_warnings
+from schemawise.prune.columns import join_keys_of, kept_keys
+from schemawise.retrieve.pack import ContextPack, DroppedPart
 from schemawise.retrieve.render import count_tokens, render
 
 
 def fit_budget(pack: ContextPack, graph: SchemaGraph, budget: int) -> ContextPack:
-    """Keep the most valuable parts first: drop tier-2 columns, then the lowest-scoring
-    tables' relevant columns, never the first table or its join keys."""
+    """The pack within `budget` tokens (see the module docstring); `pack` is left unchanged."""
     fitted = pack.model_copy(deep=True)
+    fitted.budget = budget
+    _measure(fitted, graph)
+    dropped: list[DroppedPart] = []
+    cuts = _cuts(fitted, graph)
     while fitted.tokens > budget:
-        tier2 = [c for c in fitted.columns if c.tier == 2]
-        if tier2:
-            fitted.columns.remove(tier2[-1])
-        else:
-            first = fitted.tables[0].name if fitted.tables else ""
-            rest = [c for c in fitted.columns if c.table != first]
-            if not rest:
-                break
-            fitted.columns.remove(rest[-1])
-        fitted.text = render(fitted, graph)
-        fitted.tokens = count_tokens(fitted.text)
+        cut = next(cuts, None)
+        if cut is None:  # the smallest honest pack
+            break
+        dropped.append(cut)
+        _measure(fitted, graph)
+    fitted.dropped = dropped
+    fitted.truncated = bool(dropped)
+    fitted.over_budget = fitted.tokens > budget
     return fitted
+
+
+def _measure(pack: ContextPack, graph: SchemaGraph) -> None:
+    pack.text = render(pack, graph)
+    pack.tokens = count_tokens(pack.text)
+
+
+def _cuts(pack: ContextPack, graph: SchemaGraph) -> Iterator[DroppedPart]:
+    """Takes the parts out of `pack` one at a time, in the documented order, yielding what it
+    took each time; the caller stops asking once the pack fits."""
+    while pack.examples:
+        yield DroppedPart(kind="example", name=_first_line(pack.examples.pop()))
+    for column in reversed(pack.columns):
+        if column.values:
+            column.values = []
+            yield DroppedPart(kind="values", name=f"{column.table}.{column.name}")
+    while pack.value_mappings:
+        mapped, _ = pack.value_mappings.popitem()
+        yield DroppedPart(kind="value_mapping", name=mapped)
+    for column in reversed(list(pack.columns)):
+        if column.tier == 2 and _removable(pack, graph, column.table, column.name):
+            pack.columns.remove(column)
+            yield DroppedPart(kind="column", name=f"{column.table}.{column.name}")
+    while pack.definitions:
+        yield DroppedPart(kind="definition", name=pack.definitions.pop().split(":", 1)[0])
+    while (table := _next_table(pack)) is not None:
+        _drop_table(pack, table)
+        yield DroppedPart(kind="table", name=table)
+    first = pack.tables[0].name if pack.tables else None
+    for column in reversed(list(pack.columns)):
+        if column.table == first and _removable(pack, graph, column.table, column.name):
+            pack.columns.remove(column)
+            yield DroppedPart(kind="column", name=f"{column.table}.{column.name}")
+
+
+def _first_line(example: str) -> str:
+    return example.split("\n", 1)[0].removeprefix("-- ")
+
+
+def _removable(pack: ContextPack, graph: SchemaGraph, table: str, column: str) -> bool:
+    """Neither a key or join column of the pack's tables nor the table's last column."""
+    tables = [t.name for t in pack.tables]
+    if (table, column) in kept_keys(graph, tables, join_keys_of(pack.join_paths)):
+        return False
+    return sum(c.table == table for c in pack.columns) > 1
+
+
+def _next_table(pack: ContextPack) -> str | None:
+    """The lowest-scoring table but the first whose going leaves the others joined."""
+    degree: Counter[str] = Counter()
+    for path in pack.join_paths:
+        for edge in path["edges"]:
+            degree[edge["left"]] += 1
+            degree[edge["right"]] += 1
+    leaves = [(t.score, -i, t.name) for i, t in enumerate(pack.tables) if i and degree[t.name] <= 1]
+    return min(leaves)[2] if leaves else None
+
+
+def _drop_table(pack: ContextPack, table: str) -> None:
+    pack.tables = [t for t in pack.tables if t.name != table]
+    pack.columns = [c for c in pack.columns if c.table != table]
+    prefix = f"{table}."
+    pack.value_mappings = {k: v for k, v in pack.value_mappings.items() if not k.startswith(prefix)}
+    pack.join_paths = [p for p in (_without(path, table) for path in pack.join_paths) if p]
+
+
+def _without(path: dict[str, Any], table: str) -> dict[str, Any] | None:
+    """The join path without a leaf table; None when no join is left."""
+    edges = [e for e in path["edges"] if table not in (e["left"], e["right"])]
+    if not edges:
+        return None
+    tables = [t for t in path["tables"] if t != table]
+    grain, warnings = grain_and_warnings(tables, [PathEdge.model_validate(e) for e in edges])
+    return {**path, "tables": tables, "edges": edges, "grain": grain, "warnings": warnings}

@@ -3,7 +3,7 @@ what the assistant, the MCP server and the benchmarks read."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +23,17 @@ class ColumnChoice(BaseModel):
     values: list[str] = Field(default_factory=list)
 
 
+# What a token budget can take out of a pack, in the order it does (retrieve/budget.py).
+DroppedKind = Literal["example", "values", "value_mapping", "column", "definition", "table"]
+
+
+class DroppedPart(BaseModel):
+    kind: DroppedKind
+    # The example's question, `table.column` for values, value meanings and columns, the
+    # definition's term, the table's name.
+    name: str
+
+
 class ContextPack(BaseModel):
     question: str
     source: str | None = None
@@ -35,3 +46,8 @@ class ContextPack(BaseModel):
     examples: list[str] = Field(default_factory=list)
     text: str = ""
     tokens: int = 0
+    budget: int | None = None  # the token budget asked for, if any
+    truncated: bool = False  # the budget took something out: see `dropped`
+    dropped: list[DroppedPart] = Field(default_factory=list)
+    # Even the smallest honest pack (the first table with its keys) is over the budget.
+    over_budget: bool = False
