@@ -63,6 +63,10 @@ def test_metadata_reaches_the_context_pack(
     names = [t.name for t in pack.tables]
     assert "shop.orders" in names
     assert any(d.startswith("net revenue:") for d in pack.definitions)
+    # The definition subtracts refunds: it brings the table, whatever the question's words.
+    refunds = next(t for t in pack.tables if t.name == "shop.refunds")
+    assert "named by the definition of net revenue" in refunds.reasons
+    assert "CREATE TABLE shop.refunds" in pack.text
     assert pack.value_mappings.get("shop.orders.status", {}).get("S") == "shipped"
     assert "-- values of shop.orders.status" in pack.text
     assert any("DEPRECATED" in c for c in cards)

@@ -14,7 +14,7 @@ GRAPH = SchemaGraph(
     tables=[
         Table(name=n)
         for n in ("shop.orders", "shop.refunds", "shop.order_items", "shop.regions", "crm.regions")
-    ]  # fmt: skip
+    ]
 )
 META = Metadata(
     definitions=[
@@ -25,7 +25,10 @@ META = Metadata(
         ),
         Definition(name="basket size", text="items per order: COUNT(order_items) / COUNT(orders)"),
     ],
-    jargon={"churned": "no order in shop.orders for 180 days"},
+    jargon={
+        "churned": "no order in shop.orders for 180 days",
+        "recognized revenue": "SUM(shop.order_items.price)",
+    },
 )
 
 
@@ -50,6 +53,7 @@ def test_the_tables_a_text_names(text: str, tables: list[str]) -> None:
         ("average basket size last month", {"shop.orders", "shop.order_items"}),
         ("how many customers churned", {"shop.orders"}),
         ("how many orders shipped", set()),  # names no definition: brings nothing
+        ("revenue per region", set()),  # part of a term is not the term
     ],
 )
 def test_a_definition_the_question_asks_about_brings_its_tables(

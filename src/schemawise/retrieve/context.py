@@ -6,6 +6,7 @@
     reading.read_index           the index, read once up front (the only I/O), with
       source_choice.vote           the database chosen between its two reads
     evidence.table_evidence      each table's score and reasons
+    notes.definition_tables      the tables a definition the question asks about names
     tables.choose_tables         structural rerank, then the tree of joins
     column_choice.choose_columns two tiers of columns, with values
     notes.metadata_notes         value meanings, definitions, examples
@@ -27,7 +28,7 @@ from schemawise.index.embed import Embedder
 from schemawise.retrieve.budget import fit_budget
 from schemawise.retrieve.column_choice import choose_columns
 from schemawise.retrieve.evidence import table_evidence
-from schemawise.retrieve.notes import Notes, metadata_notes, small_schema_note
+from schemawise.retrieve.notes import Notes, definition_tables, metadata_notes, small_schema_note
 from schemawise.retrieve.pack import ColumnChoice, ContextPack, TableChoice
 from schemawise.retrieve.reading import Search, read_index
 from schemawise.retrieve.render import with_text
@@ -72,7 +73,9 @@ def build_context(
     source, graph = read.source, graphs[read.source]
     meta = (metadata or {}).get(source)
     found = table_evidence(read.hits, graphs, [source], words.spelled, words.asked, settings)
-    chosen = choose_tables(question, found, source, graph, meta, words.asked, settings)
+    # A definition the question asks about brings the tables it names (net revenue: refunds).
+    brought = definition_tables(graph, meta, words.asked) if meta is not None else {}
+    chosen = choose_tables(question, found, source, graph, meta, words.asked, settings, brought)
     names = [t.name for t in chosen.tables]
     matched = {name: found.columns.get((source, name), []) for name in names}
     columns = choose_columns(

@@ -55,10 +55,12 @@ def metadata_notes(
 
 
 def _asked_about(name: str, text: str, asked: set[str]) -> bool:
-    """The question asks about this definition: it names the term, or shares two words with
-    the term and its text together. (Being about a chosen table is not enough here: that adds
-    the definition's text, not its tables.)"""
-    return bool(question_words(name) & asked) or len(question_words(f"{name} {text}") & asked) >= 2
+    """The question asks about this definition: it names the whole term ("net revenue", not
+    just "revenue", which "recognized revenue" shares), or shares two words with the term and
+    its text together. (Being about a chosen table is not enough here: that adds the
+    definition's text, not its tables.)"""
+    term = question_words(name)
+    return (bool(term) and term <= asked) or len(question_words(f"{name} {text}") & asked) >= 2
 
 
 def tables_named(graph: SchemaGraph, text: str) -> list[str]:
