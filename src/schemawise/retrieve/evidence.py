@@ -75,7 +75,9 @@ def table_evidence(
                 scores[(source, table.name)] += settings.name_bonus
                 reasons[(source, table.name)].append("named in the question")
         holders_of = graph.cached("column_holders", column_holders) if spelled else {}
-        for column in spelled & holders_of.keys():
+        # Sorted: a set's order changes with the process's string hashing, and so did the
+        # order of these reasons from one run to the next.
+        for column in sorted(spelled & holders_of.keys()):
             holders = holders_of[column]
             if len(holders) <= settings.mention_holders:
                 for holder in holders:
