@@ -1025,6 +1025,14 @@ def bench_linking(
     no_baselines: Annotated[
         bool, typer.Option("--no-baselines", help="Skip the DDL top-k baselines.")
     ] = False,
+    half: Annotated[
+        Literal["all", "even", "odd"],
+        typer.Option("--half", help="Only the even- or odd-numbered questions: tune on one."),
+    ] = "all",
+    items: Annotated[
+        Path | None,
+        typer.Option("--items", help="Write each question's outcome and measures (JSONL)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Schema linking: strict table and column recall of the context pack, and its size.
@@ -1042,6 +1050,8 @@ def bench_linking(
             union=union,
             limit=limit,
             baselines=not no_baselines,
+            half=half,
+            items=items,
             progress=say,
         ),
         as_json,

@@ -13,6 +13,7 @@ from schemawise.cli import app
 from schemawise.graph.model import Column, Edge, Evidence, Problem, SchemaGraph, Table
 from schemawise.graph.paths import JoinPath, PathEdge
 from schemawise.retrieve.pack import ColumnChoice, ContextPack, DroppedPart, TableChoice
+from schemawise.retrieve.relevance import Relevance
 from schemawise.validate.check import CheckResult
 from schemawise.validate.problems import SqlProblem
 from tests.contracts import section_fields
@@ -52,6 +53,7 @@ def test_every_command_is_in_the_readme(command: str) -> None:
         TableChoice,
         ColumnChoice,
         DroppedPart,
+        Relevance,
         Reply,
     ],
 )

@@ -6,6 +6,7 @@ index in the same run."""
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -37,7 +38,7 @@ from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import sample_values, seen_values
 from schemawise.prune.columns import join_keys_of, kept_keys
-from schemawise.retrieve.context import build_context
+from schemawise.retrieve.context import ContextPack, build_context
 from schemawise.validate.resolve import find_table, resolve
 
 KS = (1, 3, 5, 10)
@@ -180,6 +181,24 @@ def _entry_of(graph: SchemaGraph) -> dict[str, str]:
     return entries
 
 
+Half = Literal["all", "even", "odd"]
+OFF_TOPIC = Path(__file__).with_name("off_topic.txt")
+
+
+def off_topic_questions() -> list[str]:
+    lines = OFF_TOPIC.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def in_half(number: int, half: Half) -> bool:
+    """Questions split by position (0-based): tune on one half, report both."""
+    return half == "all" or number % 2 == (0 if half == "even" else 1)
+
+
+def _measures(pack: ContextPack) -> dict[str, Any] | None:
+    return pack.relevance.model_dump() if pack.relevance else None
+
+
 def run(
     dataset: BenchDataset,
     data: Path,
@@ -187,13 +206,18 @@ def run(
     union: bool = False,
     limit: int | None = None,
     baselines: bool = True,
+    half: Half = "all",
+    items: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """The benchmark's documents live in a scratch database: the user's index is untouched."""
+    """The benchmark's documents live in a scratch database: the user's index is untouched.
+    `half`: only the even- or odd-numbered questions (after `limit`); `items`: a JSONL file
+    of every question's outcome and relevance measures, off-topic questions included."""
     with scratch_database(f"linking_{dataset}") as url:
         return _run(
-            url, dataset, data, union=union, limit=limit, baselines=baselines, progress=progress
-        )
+            url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,
+            items=items, progress=progress,
+        )  # fmt: skip
 
 
 def _run(
@@ -204,6 +228,8 @@ def _run(
     union: bool = False,
     limit: int | None = None,
     baselines: bool = True,
+    half: Half = "all",
+    items: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
@@ -213,6 +239,8 @@ def _run(
         databases, cases, skipped = _spider2(data, limit)
     else:
         databases, cases, skipped = _spider_or_bird(dataset, data, limit)
+    numbered = [(n, c) for n, c in enumerate(cases) if in_half(n, half)]
+    written: list[dict[str, Any]] = []
     graphs = {db_id: d.graph for db_id, d in databases.items()}
     started = time.perf_counter()
     with psycopg.connect(url) as conn:
@@ -237,9 +265,9 @@ def _run(
         rows: list[dict[str, Any]] = []
         baseline_hits: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         latencies: list[float] = []
-        for number, case in enumerate(cases):
-            if number % 200 == 0:
-                say(f"question {number}/{len(cases)}")
+        for done, (number, case) in enumerate(numbered):
+            if done % 200 == 0:
+                say(f"question {done}/{len(numbered)}")
             graph = collapsed(graphs[case.db_id])
             # Pooled: every database of the dataset, and no hint which one the question is about.
             sources = pooled if union else [f"{dataset}/{case.db_id}"]
@@ -280,6 +308,10 @@ def _run(
                     len(gold_columns & kept_cols) / len(gold_columns) if gold_columns else 1.0
                 )
             rows.append(row)
+            written.append({"set": "benchmark", "number": number, "database": case.db_id,
+                            "question": case.question, "empty": not pack.tables,
+                            "strict_table": row["strict_table"], "right_database": right_db,
+                            "relevance": _measures(pack)})  # fmt: skip
             if baselines:
                 text = f"{case.question} {case.evidence}".strip()
                 vector = embedder.embed([text])[0]
@@ -299,7 +331,24 @@ def _run(
                         top = {t for t, ok in zip(ranked[:size], right[:size], strict=True) if ok}
                         hit = case.gold_tables <= top
                         baseline_hits[mode][k].append(float(hit))  # type: ignore[index]
+        # Questions none of the databases answers: the pack should come back empty.
+        ordered = sorted(graphs)
+        for number, question in enumerate(off_topic_questions()):
+            if not in_half(number, half):
+                continue
+            sources = pooled if union else [f"{dataset}/{ordered[number % len(ordered)]}"]
+            pack = build_context(conn, question, named, embedder, sources=sources,
+                                 metadata=metadata)  # fmt: skip
+            written.append({"set": "off_topic", "number": number, "question": question,
+                            "empty": not pack.tables, "relevance": _measures(pack)})  # fmt: skip
+    if items is not None:
+        with items.open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(item) + "\n" for item in written)
     n = len(rows)
+    off_topic = [w for w in written if w["set"] == "off_topic"]
+
+    def share_empty(entries: list[dict[str, Any]]) -> float | None:
+        return round(float(np.mean([e["empty"] for e in entries])), 4) if entries else None
 
     def mean(key: str) -> float | None:
         values = [r[key] for r in rows if key in r]
@@ -310,6 +359,7 @@ def _run(
         "dataset": dataset,
         "union": union,
         "questions": n,
+        "half": half,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),
         "tables_listed": sum(len(d.listed) for d in databases.values()),
@@ -343,7 +393,14 @@ def _run(
             if rows
             else None,
             "right_database": mean("right_database"),
+            "empty_share": share_empty([w for w in written if w["set"] == "benchmark"]),
             "latency_seconds": percentiles(latencies),
+        },
+        "off_topic": {
+            "questions": len(off_topic),
+            "empty_share": share_empty(off_topic),
+            "empty_share_even": share_empty([w for w in off_topic if w["number"] % 2 == 0]),
+            "empty_share_odd": share_empty([w for w in off_topic if w["number"] % 2 == 1]),
         },
     }
     if baselines:

@@ -64,7 +64,7 @@ WITH q AS (
 ), current_versions AS (
     SELECT * FROM unnest(%(versioned)s::text[], %(versions)s::text[]) AS v(source, version)
 ), dense AS (
-    SELECT id, row_number() OVER (ORDER BY distance) AS rank FROM (
+    SELECT id, distance, row_number() OVER (ORDER BY distance) AS rank FROM (
         SELECT id, embedding <=> %(vector)s AS distance FROM schemawise.index_documents x
         WHERE kind = ANY(%(kinds)s) AND (%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))
           AND (NOT x.source = ANY(%(versioned)s) OR EXISTS (SELECT 1 FROM current_versions c
@@ -87,7 +87,8 @@ WITH q AS (
 )
 SELECT d.id, d.source, d.kind, d.table_name, d.column_name,
        coalesce(1.0 / (60 + dense.rank), 0) * %(dense_weight)s
-       + coalesce(1.0 / (60 + lexical.rank), 0) * %(lexical_weight)s AS score
+       + coalesce(1.0 / (60 + lexical.rank), 0) * %(lexical_weight)s AS score,
+       dense.distance
 FROM dense FULL OUTER JOIN lexical ON lexical.id = dense.id
 JOIN schemawise.index_documents d ON d.id = coalesce(dense.id, lexical.id)
 ORDER BY score DESC LIMIT %(n)s
@@ -101,7 +102,10 @@ class Hit:
     kind: str
     table: str
     column: str | None
-    score: float
+    score: float  # fused rank score: relative to the other hits only
+    # Cosine distance of the document to the question (None: found by its words only). The one
+    # absolute measure of how close a document is; the relevance floor reads it.
+    distance: float | None = None
 
 
 def ensure_schema(conn: psycopg.Connection[Any], dim: int) -> None:
@@ -361,7 +365,10 @@ def search(
                 "lexical_weight": lexical_weight,
             },
         ).fetchall()
-    return [Hit(r[0], r[1], r[2], r[3], r[4], float(r[5])) for r in rows]
+    return [
+        Hit(r[0], r[1], r[2], r[3], r[4], float(r[5]), None if r[6] is None else float(r[6]))
+        for r in rows
+    ]
 
 
 VOCABULARY_SQL = """
@@ -376,6 +383,13 @@ SELECT v.source, q.lexeme FROM q JOIN schemawise.index_vocabulary v
 WHERE length(q.lexeme) >= %(prefix)s
   AND (%(sources)s::text[] IS NULL OR v.source = ANY(%(sources)s))
 """
+
+
+def lexemes(conn: psycopg.Connection[Any], text: str) -> set[str]:
+    """The content words of `text` as the index stores words (Postgres' english lexemes: stop
+    words out, stems in)."""
+    row = conn.execute("SELECT tsvector_to_array(to_tsvector('english', %s))", (text,)).fetchone()
+    return set(row[0]) if row and row[0] else set()
 
 
 def words_found(

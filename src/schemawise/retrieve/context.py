@@ -5,6 +5,7 @@
     words.read_question          the question's words, once
     reading.read_index           the index, read once up front (the only I/O), with
       source_choice.vote           the database chosen between its two reads
+    relevance.below_floor        nothing close enough: an empty pack that says why
     evidence.table_evidence      each table's score and reasons
     notes.definition_tables      the tables a definition the question asks about names
     tables.choose_tables         structural rerank, then the tree of joins
@@ -31,6 +32,7 @@ from schemawise.retrieve.evidence import table_evidence
 from schemawise.retrieve.notes import Notes, definition_tables, metadata_notes, small_schema_note
 from schemawise.retrieve.pack import ColumnChoice, ContextPack, TableChoice
 from schemawise.retrieve.reading import Search, read_index
+from schemawise.retrieve.relevance import below_floor, measure
 from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import ContextSettings
 from schemawise.retrieve.source_choice import vote
@@ -69,7 +71,10 @@ def build_context(
         lambda hits, found: vote(hits, found, graphs, sources, words, settings),
     )  # fmt: skip
     if read is None:  # nothing current matched: an empty pack, not a guess
-        return ContextPack(question=question)
+        return ContextPack(question=question, empty_reason="no document of the index matched")
+    relevance = measure([h.distance for h in read.hits], read.words, read.words_found)
+    if (reason := below_floor(relevance, settings.relevance_floor)) is not None:
+        return ContextPack(question=question, relevance=relevance, empty_reason=reason)
     source, graph = read.source, graphs[read.source]
     meta = (metadata or {}).get(source)
     found = table_evidence(read.hits, graphs, [source], words.spelled, words.asked, settings)
@@ -86,7 +91,7 @@ def build_context(
     pack = ContextPack(
         question=question, source=source, schema_version=graph.version, tables=chosen.tables,
         columns=columns, join_paths=chosen.join_paths, definitions=notes.definitions,
-        value_mappings=notes.value_mappings, examples=notes.examples,
+        value_mappings=notes.value_mappings, examples=notes.examples, relevance=relevance,
     )  # fmt: skip
     pack = with_text(pack, graph)
     if settings.budget is not None:

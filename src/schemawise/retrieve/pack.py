@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from schemawise.retrieve.relevance import Relevance
+
 
 class TableChoice(BaseModel):
     name: str
@@ -51,3 +53,8 @@ class ContextPack(BaseModel):
     dropped: list[DroppedPart] = Field(default_factory=list)
     # Even the smallest honest pack (the first table with its keys) is over the budget.
     over_budget: bool = False
+    # How well the chosen database matches the question (the relevance floor's measures);
+    # None when no database matched at all.
+    relevance: Relevance | None = None
+    # Why the pack is empty, when it is: nothing matched, or nothing close enough.
+    empty_reason: str | None = None

@@ -38,6 +38,8 @@ class Search:
 class IndexRead:
     source: str  # the database chosen
     hits: list[store.Hit]  # its documents, best first
+    words: set[str]  # the question's content words, as the index stores words
+    words_found: set[str]  # of them, those the chosen database's documents hold
 
 
 def read_index(
@@ -53,7 +55,12 @@ def read_index(
     source = choose(hits, found)
     if source is None:
         return None
-    return IndexRead(source, _search(conn, search, [source]) if several else hits)
+    if not several:  # the relevance floor reads them for the one source too
+        found = store.words_found(conn, search.vocabulary, [source])
+    return IndexRead(
+        source, _search(conn, search, [source]) if several else hits,
+        store.lexemes(conn, search.vocabulary), found.get(source, set()),
+    )  # fmt: skip
 
 
 def _search(

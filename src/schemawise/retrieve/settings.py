@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from schemawise.retrieve.relevance import RelevanceFloor
+
 if TYPE_CHECKING:  # types only: the rerank and pruning modules read RETRIEVAL themselves
     from schemawise.prune.columns import ColumnFilter
     from schemawise.rank.structural import Ranker
@@ -102,3 +104,6 @@ class ContextSettings:
     ranker: Ranker | None = None
     # An optional cheap pass over the pruned columns (an LLM); see prune/.
     column_filter: ColumnFilter | None = None
+    # Below it the pack is empty: nothing in the index is about the question
+    # (retrieve/relevance.py); None turns it off.
+    relevance_floor: RelevanceFloor | None = None
