@@ -574,9 +574,20 @@ def context(
     if as_json:
         print(pack.model_dump_json(indent=2))
         return
+    if not pack.tables:
+        out.print(plain(f"nothing found: {pack.empty_reason or 'no table matched'}"))
+        return
     out.print(assemble((str(pack.source), "bold"), f" ({pack.tokens} tokens)"))
     for table in pack.tables:
         out.print(plain(f"  {table.name} {table.score:.4f}: {'; '.join(table.reasons)}"))
+    if pack.truncated or pack.over_budget:
+        gone = ", ".join(f"{d.kind} {d.name}" for d in pack.dropped)
+        said = (
+            f"over the budget of {pack.budget} tokens: this is the smallest honest pack"
+            if pack.over_budget
+            else f"truncated to the budget of {pack.budget} tokens"
+        )
+        err.print(plain(f"{said}; dropped: {gone or 'nothing'}", "yellow"))
     out.print(plain(pack.text))
 
 
