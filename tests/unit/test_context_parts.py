@@ -624,3 +624,14 @@ def test_camel_case_identifiers_add_their_words() -> None:
 )
 def test_names_written_out(question: str, evidence: str, written: set[str]) -> None:
     assert written_names(f"{question} {evidence}", evidence) == written
+
+
+def test_the_ranking_says_how_close_the_runners_up_are() -> None:
+    from schemawise.retrieve.source_choice import rank_sources
+
+    # A near tie: the pack names the runner-up with a vote close to 1, so a caller can ask.
+    by_source = {"concerts": [0.0645, 0.06], "music": [0.0635, 0.06], "cars": [0.02]}
+    scores = {("concerts", "singer"): 0.25, ("music", "singer"): 0.234, ("cars", "car"): 0.05}
+    ranking = rank_sources(by_source, scores)
+    assert [s for s, _ in ranking] == ["concerts", "music", "cars"]
+    assert ranking[0][1] == 1.0 and 0.95 < ranking[1][1] < 1.0 and ranking[2][1] < 0.5

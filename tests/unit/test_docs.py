@@ -12,7 +12,13 @@ from schemawise.agent.assistant import Failure, Reply, ResultShape
 from schemawise.cli import app
 from schemawise.graph.model import Column, Edge, Evidence, Problem, SchemaGraph, Table
 from schemawise.graph.paths import JoinPath, PathEdge
-from schemawise.retrieve.pack import ColumnChoice, ContextPack, DroppedPart, TableChoice
+from schemawise.retrieve.pack import (
+    ColumnChoice,
+    ContextPack,
+    DroppedPart,
+    SourceScore,
+    TableChoice,
+)
 from schemawise.retrieve.relevance import Relevance
 from schemawise.validate.check import CheckResult
 from schemawise.validate.problems import SqlProblem
@@ -54,6 +60,7 @@ def test_every_command_is_in_the_readme(command: str) -> None:
         ColumnChoice,
         DroppedPart,
         Relevance,
+        SourceScore,
         Reply,
     ],
 )

@@ -294,6 +294,10 @@ def _run(
                 "database_columns": total_cols,
                 "tokens": pack.tokens,
                 "right_database": right_db,
+                # The right database chosen, or the runner-up: a caller that asks when two
+                # are close would have offered it.
+                "right_database_top2": right_db
+                or any(a.source == f"{dataset}/{case.db_id}" for a in pack.alternatives[:1]),
             }
             if case.gold_columns is not None:
                 gold_columns = {(entries[case.db_id].get(t, t), c) for t, c in case.gold_columns}
@@ -393,6 +397,7 @@ def _run(
             if rows
             else None,
             "right_database": mean("right_database"),
+            "right_database_top2": mean("right_database_top2"),
             "empty_share": share_empty([w for w in written if w["set"] == "benchmark"]),
             "latency_seconds": percentiles(latencies),
         },

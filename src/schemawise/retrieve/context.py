@@ -30,7 +30,13 @@ from schemawise.retrieve.budget import fit_budget
 from schemawise.retrieve.column_choice import choose_columns
 from schemawise.retrieve.evidence import table_evidence
 from schemawise.retrieve.notes import Notes, definition_tables, metadata_notes, small_schema_note
-from schemawise.retrieve.pack import ColumnChoice, ContextPack, TableChoice
+from schemawise.retrieve.pack import (
+    ALTERNATIVES,
+    ColumnChoice,
+    ContextPack,
+    SourceScore,
+    TableChoice,
+)
 from schemawise.retrieve.reading import Search, read_index
 from schemawise.retrieve.relevance import below_floor, measure
 from schemawise.retrieve.render import with_text
@@ -92,6 +98,7 @@ def build_context(
         question=question, source=source, schema_version=graph.version, tables=chosen.tables,
         columns=columns, join_paths=chosen.join_paths, definitions=notes.definitions,
         value_mappings=notes.value_mappings, examples=notes.examples, relevance=relevance,
+        alternatives=[SourceScore(source=s, score=v) for s, v in read.ranking[1:ALTERNATIVES + 1]],
     )  # fmt: skip
     pack = with_text(pack, graph)
     if settings.budget is not None:

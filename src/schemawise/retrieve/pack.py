@@ -36,6 +36,16 @@ class DroppedPart(BaseModel):
     name: str
 
 
+class SourceScore(BaseModel):
+    source: str
+    # Its vote relative to the chosen database's (1.0: the question is as much about it).
+    score: float
+
+
+# How many runners-up a pack names.
+ALTERNATIVES = 3
+
+
 class ContextPack(BaseModel):
     question: str
     source: str | None = None
@@ -58,3 +68,6 @@ class ContextPack(BaseModel):
     relevance: Relevance | None = None
     # Why the pack is empty, when it is: nothing matched, or nothing close enough.
     empty_reason: str | None = None
+    # With several databases searched: the next best, so that a caller can ask when one is
+    # about as likely as the chosen one.
+    alternatives: list[SourceScore] = Field(default_factory=list)

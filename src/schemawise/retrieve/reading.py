@@ -20,9 +20,9 @@ from schemawise.index import store
 
 SEARCHED_KINDS = ("table", "column", "values", "path", "example", "glossary", "source")
 
-# (pooled hits, source → the question's words its documents hold) → the chosen source, or None
-# when nothing matched.
-Chooser = Callable[[list[store.Hit], dict[str, set[str]]], str | None]
+# (pooled hits, source → the question's words its documents hold) → the sources best first,
+# each with its vote relative to the best's; empty when nothing matched.
+Chooser = Callable[[list[store.Hit], dict[str, set[str]]], list[tuple[str, float]]]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class IndexRead:
     hits: list[store.Hit]  # its documents, best first
     words: set[str]  # the question's content words, as the index stores words
     words_found: set[str]  # of them, those the chosen database's documents hold
+    ranking: list[tuple[str, float]]  # every matched database with its relative vote, best first
 
 
 def read_index(
@@ -52,14 +53,15 @@ def read_index(
     matched = list(dict.fromkeys(h.source for h in hits))
     several = len(matched) > 1
     found = store.words_found(conn, search.vocabulary, matched) if several else {}
-    source = choose(hits, found)
-    if source is None:
+    ranking = choose(hits, found)
+    if not ranking:
         return None
+    source = ranking[0][0]
     if not several:  # the relevance floor reads them for the one source too
         found = store.words_found(conn, search.vocabulary, [source])
     return IndexRead(
         source, _search(conn, search, [source]) if several else hits,
-        store.lexemes(conn, search.vocabulary), found.get(source, set()),
+        store.lexemes(conn, search.vocabulary), found.get(source, set()), ranking,
     )  # fmt: skip
 
 

@@ -29,21 +29,21 @@ def vote(
     sources: list[str] | None,
     words: QuestionWords,
     settings: ContextSettings,
-) -> str | None:
-    """The database the pooled hits are most about; None when nothing matched (an empty
-    pack, not a guess)."""
+) -> list[tuple[str, float]]:
+    """The databases the pooled hits are about, best first, each with its vote relative to the
+    best's (1.0: as good); empty when nothing matched (an empty pack, not a guess)."""
     evidence = table_evidence(hits, graphs, sources, words.spelled, words.asked, settings)
     if not evidence.scores:
-        return None
+        return []
     by_source: dict[str, list[float]] = defaultdict(list)
     for hit in hits:
         by_source[hit.source].append(hit.score)
     if len(by_source) <= 1:
-        return next(iter(by_source), None)
+        return [(source, 1.0) for source in by_source]
     in_scope = len(sources) if sources else len(graphs)
     named = {s: tables_named(graphs[s], words.asked) for s in by_source}
     written = columns_written(graphs, sources, words.spelled)
-    return choose_source(
+    return rank_sources(
         by_source, evidence.scores, coverage(found, in_scope), named, coverage(written, in_scope)
     )
 
@@ -88,11 +88,23 @@ def choose_source(
     written: dict[str, float] | None = None,
     tuning: RetrievalSettings = RETRIEVAL,
 ) -> str:
-    """The database a question is about: its best `top_hits` document scores (many matching
-    documents), a share of its best two tables' scores (cards, columns and paths agreeing on
-    the same tables), how much of the question's vocabulary it has, how many of its tables
-    the question names, and the column names written out it has, each normalised by the best
-    database's."""
+    """The database a question is about: the first of `rank_sources`."""
+    return rank_sources(by_source, scores, coverage, named, written, tuning)[0][0]
+
+
+def rank_sources(
+    by_source: dict[str, list[float]],
+    scores: dict[tuple[str, str], float],
+    coverage: dict[str, float] | None = None,
+    named: dict[str, int] | None = None,
+    written: dict[str, float] | None = None,
+    tuning: RetrievalSettings = RETRIEVAL,
+) -> list[tuple[str, float]]:
+    """The databases by how much the question is about each: its best `top_hits` document
+    scores (many matching documents), a share of its best two tables' scores (cards, columns
+    and paths agreeing on the same tables), how much of the question's vocabulary it has, how
+    many of its tables the question names, and the column names written out it has, each
+    normalised by the best database's. Best first, each with its vote over the best's."""
     tables: dict[str, list[float]] = defaultdict(list)
     for (src, _), score in scores.items():
         tables[src].append(score)
@@ -105,13 +117,15 @@ def choose_source(
     top_named = max(named.values(), default=0) or 1
     written = written or {}
     top_written = max(written.values(), default=0.0) or 1.0
-    return max(
-        sorted(by_source),
-        key=lambda s: (
-            hits[s] / top_hits
-            + tuning.table_vote * agreed[s] / top_tables
-            + tuning.coverage_vote * covered.get(s, 0.0) / top_covered
-            + tuning.named_vote * named.get(s, 0) / top_named
-            + tuning.written_vote * written.get(s, 0.0) / top_written
-        ),
-    )
+    votes = {
+        s: hits[s] / top_hits
+        + tuning.table_vote * agreed[s] / top_tables
+        + tuning.coverage_vote * covered.get(s, 0.0) / top_covered
+        + tuning.named_vote * named.get(s, 0) / top_named
+        + tuning.written_vote * written.get(s, 0.0) / top_written
+        for s in by_source
+    }
+    # Ties go to the first name in order, as `max` over the sorted names did.
+    ranked = sorted(sorted(votes), key=lambda s: -votes[s])
+    best = votes[ranked[0]] or 1.0
+    return [(s, round(votes[s] / best, 4)) for s in ranked]
