@@ -4,32 +4,45 @@ from __future__ import annotations
 
 import pytest
 
+from schemawise.graph.model import Column, SchemaGraph, Table
 from schemawise.retrieve.relevance import Relevance, RelevanceFloor, below_floor, measure
 
-FLOOR = RelevanceFloor(similarity=0.6, similarity_with_words=0.4, words_found=1)
+FLOOR = RelevanceFloor(similarity=0.3)
 
 
 def test_the_measures_read_the_closest_document_and_the_words_held() -> None:
     measured = measure([0.7, None, 0.45, 0.9], {"track", "purchas", "never"}, {"track", "other"})
-    assert measured == Relevance(similarity=0.55, words=3, words_found=1)
+    assert measured == Relevance(similarity=0.55, words=3, words_found=1, found=["track"])
     assert measure([None], set(), set()) == Relevance(similarity=0.0, words=0, words_found=0)
 
 
+def test_the_words_that_name_the_schema() -> None:
+    graph = SchemaGraph(tables=[
+        Table(name="Highschooler", columns=[Column(name="grade", type="int")]),
+        Table(name="shop.order_items", comment="one line per product sold",
+              columns=[Column(name="UnitPrice", type="numeric")]),
+    ])  # fmt: skip
+    named = measure([0.5], set(), set(), {"grade", "price", "sold", "highschooler", "weather"},
+                    graph).named  # fmt: skip
+    assert named == ["grade", "highschooler", "price", "sold"]
+
+
 @pytest.mark.parametrize(
-    ("similarity", "found", "empty"),
+    ("similarity", "found", "named", "empty"),
     [
-        (0.7, 0, False),  # close in meaning: relevant whatever the words
-        (0.5, 1, False),  # closer than the lower bar, with a word the database holds
-        (0.5, 0, True),  # neither close enough nor a word in common
-        (0.3, 2, True),  # words in common, but nothing near in meaning
-        (0.6, 0, False),  # the bar itself passes
+        (0.1, 0, ["track"], False),  # a word of the schema's names: about this database
+        (0.5, 1, [], False),  # words in the data and close enough in meaning
+        (0.9, 0, [], True),  # no word of the database at all: meaning alone is not enough
+        (0.2, 2, [], True),  # words in the data, but far in meaning
+        (0.3, 1, [], False),  # the bar itself passes
     ],
 )
-def test_the_floor(similarity: float, found: int, empty: bool) -> None:
-    reason = below_floor(Relevance(similarity=similarity, words=3, words_found=found), FLOOR)
+def test_the_floor(similarity: float, found: int, named: list[str], empty: bool) -> None:
+    measured = Relevance(similarity=similarity, words=3, words_found=found, named=named)
+    reason = below_floor(measured, FLOOR)
     assert (reason is not None) == empty
     if reason:
-        assert "nothing in the index is about this question" in reason
+        assert reason.startswith("nothing in the index is about this question")
 
 
 def test_no_floor_keeps_every_pack() -> None:

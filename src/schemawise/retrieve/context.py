@@ -78,7 +78,10 @@ def build_context(
     )  # fmt: skip
     if read is None:  # nothing current matched: an empty pack, not a guess
         return ContextPack(question=question, empty_reason="no document of the index matched")
-    relevance = measure([h.distance for h in read.hits], read.words, read.words_found)
+    relevance = measure(
+        [h.distance for h in read.hits], read.words, read.words_found, words.named,
+        graphs[read.source],
+    )  # fmt: skip
     if (reason := below_floor(relevance, settings.relevance_floor)) is not None:
         return ContextPack(question=question, relevance=relevance, empty_reason=reason)
     source, graph = read.source, graphs[read.source]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from schemawise.retrieve.relevance import RelevanceFloor
+from schemawise.retrieve.relevance import DEFAULT_FLOOR, RelevanceFloor
 
 if TYPE_CHECKING:  # types only: the rerank and pruning modules read RETRIEVAL themselves
     from schemawise.prune.columns import ColumnFilter
@@ -106,4 +106,4 @@ class ContextSettings:
     column_filter: ColumnFilter | None = None
     # Below it the pack is empty: nothing in the index is about the question
     # (retrieve/relevance.py); None turns it off.
-    relevance_floor: RelevanceFloor | None = None
+    relevance_floor: RelevanceFloor | None = DEFAULT_FLOOR

@@ -126,6 +126,9 @@ class QuestionWords:
     vocabulary: str  # content words and compounds of `searched`: the vocabulary lookup's text
     asked: set[str]  # the distinctive words of `searched`, singular
     spelled: set[str]  # the names written out (written_names)
+    # `asked` with adjacent words run together (`high schoolers` → highschooler): what may name
+    # a table or column (the relevance floor)
+    named: set[str]
 
 
 def read_question(question: str, evidence: str = "") -> QuestionWords:
@@ -141,4 +144,5 @@ def read_question(question: str, evidence: str = "") -> QuestionWords:
         vocabulary=with_compounds(searched),
         asked=question_words(searched),
         spelled=written_names(text, evidence),
+        named=question_words(searched) | question_words(" ".join(compounds(text))),
     )
