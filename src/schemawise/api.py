@@ -68,15 +68,21 @@ def context(
     evidence: str = "",
     sources: list[str] | None = None,
     budget: int | None = None,
+    relevance_floor: bool = False,
     settings: ContextSettings | None = None,
     index_url: str | None = None,
 ) -> ContextPack:
     """The context pack for a question over the indexed sources (or only `sources`): the
     database, tables with reasons, join paths, pruned columns, definitions and the text.
-    `budget` (tokens) overrides the one in `settings`."""
+    `budget` (tokens) overrides the one in `settings`; `relevance_floor` turns on the calibrated
+    floor (an empty pack for a question nothing in the index is about)."""
     settings = settings or ContextSettings()
     if budget is not None:
         settings = replace(settings, budget=budget)
+    if relevance_floor:
+        from schemawise.retrieve.relevance import DEFAULT_FLOOR
+
+        settings = replace(settings, relevance_floor=DEFAULT_FLOOR)
     with psycopg.connect(index_url_or_embedded(index_url)) as conn:
         graphs = load_graphs(conn, sources)
         return build_context(

@@ -556,6 +556,14 @@ def context(
         list[str] | None, typer.Option("--source", help="Restrict to these sources.")
     ] = None,
     budget: Annotated[int | None, typer.Option("--budget", help="Tokens at most.")] = None,
+    relevance_floor: Annotated[
+        bool,
+        typer.Option(
+            "--relevance-floor",
+            help="An empty pack when nothing in the index is about the question (may also "
+            "empty a question that uses only synonyms of the schema's words).",
+        ),
+    ] = False,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -569,8 +577,9 @@ def context(
     from schemawise import api
 
     pack = api.context(
-        question, evidence=evidence, sources=source, budget=budget, index_url=index_url
-    )
+        question, evidence=evidence, sources=source, budget=budget,
+        relevance_floor=relevance_floor, index_url=index_url,
+    )  # fmt: skip
     if as_json:
         print(pack.model_dump_json(indent=2))
         return
@@ -1044,6 +1053,9 @@ def bench_linking(
         Path | None,
         typer.Option("--items", help="Write each question's outcome and measures (JSONL)."),
     ] = None,
+    relevance_floor: Annotated[
+        bool, typer.Option("--relevance-floor", help="Packs with the relevance floor on.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Schema linking: strict table and column recall of the context pack, and its size.
@@ -1063,6 +1075,7 @@ def bench_linking(
             baselines=not no_baselines,
             half=half,
             items=items,
+            relevance_floor=relevance_floor,
             progress=say,
         ),
         as_json,

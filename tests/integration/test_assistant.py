@@ -213,6 +213,19 @@ def test_an_empty_result_is_said_plainly_without_asking_the_model(
     assert script.calls("answer") == 0
 
 
+def test_a_question_nothing_answers_is_said_without_asking_the_model(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    script = Script()  # any model call fails the test: the script has no replies
+    reply = assistant(embedded_url, script, tmp_path).ask(
+        "zzqx blorf", options=options(relevance_floor=True)
+    )
+    assert reply.status == "failed" and reply.sql is None
+    assert reply.answer.startswith("Nothing in the indexed databases answers this")
+    assert reply.failure is not None and reply.failure.candidate_tables == []
+    assert script.calls("write") == 0
+
+
 def test_a_fanout_query_comes_back_flagged_and_rewritten(
     embedded_url: str, demo_source: str, tmp_path: Path
 ) -> None:

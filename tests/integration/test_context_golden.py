@@ -24,8 +24,8 @@ KNOWN_MISSES = {
     "top 5 artists by number of tracks sold": "sold reaches no invoice table",
     "which media type sells best": "sells reaches no invoice table",
 }
-# Off-topic questions the relevance floor lets through (retrieve/relevance.py): a word of the
-# question names a column, or is a value in the data close enough in meaning.
+# Off-topic questions the relevance floor (`relevance_floor=True`, retrieve/relevance.py) lets
+# through: a word of the question names a column, or is a value in the data close enough.
 FLOOR_MISSES = {
     "what is the weather in Paris tomorrow": "Paris is a customer's city, 0.38 similar",
     "list the patients whose blood pressure exceeded 140 last week": "last names LastName",
@@ -65,9 +65,10 @@ def test_the_pack_holds_the_tables_a_correct_query_needs(
     "question",
     [_off_topic(q) for q in OFF_TOPIC],
 )
-def test_a_question_nothing_answers_gets_an_empty_pack(
+def test_with_the_floor_a_question_nothing_answers_gets_an_empty_pack(
     question: str, chinook_source: str, embedded_url: str
 ) -> None:
-    pack = api.context(question, sources=[chinook_source], index_url=embedded_url)
+    pack = api.context(question, sources=[chinook_source], index_url=embedded_url,
+                       relevance_floor=True)  # fmt: skip
     assert pack.source is None and not pack.tables, [t.name for t in pack.tables]
     assert pack.empty_reason and pack.relevance is not None

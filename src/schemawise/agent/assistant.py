@@ -93,6 +93,9 @@ class AskOptions:
     intent: Intent | None = None
     budget: int | None = None  # pack tokens
     answer: bool = True  # False: no sentence from the result (evaluation needs only the SQL)
+    # The relevance floor (retrieve/relevance.py): say "nothing answers this" instead of
+    # writing SQL over unrelated tables; off by default, as in `context`.
+    relevance_floor: bool = False
 
 
 @dataclass
@@ -136,11 +139,15 @@ class Assistant:
         use_model = options.rank == "model" or (
             options.rank == "auto" and llm is not None and not llm.small
         )
+        from schemawise.retrieve.relevance import DEFAULT_FLOOR
+
+        floor = DEFAULT_FLOOR if options.relevance_floor else None
         if llm is None or not use_model:
-            return ContextSettings(budget=options.budget)
+            return ContextSettings(budget=options.budget, relevance_floor=floor)
         return ContextSettings(
-            max_tables=WIDE_TABLES, relative_cutoff=WIDE_CUTOFF, budget=options.budget
-        )
+            max_tables=WIDE_TABLES, relative_cutoff=WIDE_CUTOFF, budget=options.budget,
+            relevance_floor=floor,
+        )  # fmt: skip
 
     def retrieve(self, question: str, options: AskOptions, llm: LLM | None = None) -> Retrieved:
         import psycopg
@@ -228,6 +235,12 @@ class Assistant:
         join_notes = [_join_note(p) for p in pack.join_paths] if options.prompt == "context" else []
         reply = Reply(question=question, intent="write_query", status="failed",
                       source=pack.source, context=context)  # fmt: skip
+        if options.prompt == "context" and not pack.tables:
+            # Nothing in the index is about the question: say so rather than have a model
+            # write SQL against tables that have nothing to do with it.
+            reply.answer = f"Nothing in the indexed databases answers this: {pack.empty_reason}."
+            reply.failure = Failure(reason=reply.answer, candidate_tables=[])
+            return reply
         if llm is None:
             from schemawise.agent.prompts import writer_instructions, writer_prompt
 

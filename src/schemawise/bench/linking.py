@@ -38,7 +38,8 @@ from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import sample_values, seen_values
 from schemawise.prune.columns import join_keys_of, kept_keys
-from schemawise.retrieve.context import ContextPack, build_context
+from schemawise.retrieve.context import ContextPack, ContextSettings, build_context
+from schemawise.retrieve.relevance import DEFAULT_FLOOR
 from schemawise.validate.resolve import find_table, resolve
 
 KS = (1, 3, 5, 10)
@@ -208,6 +209,7 @@ def run(
     baselines: bool = True,
     half: Half = "all",
     items: Path | None = None,
+    relevance_floor: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The benchmark's documents live in a scratch database: the user's index is untouched.
@@ -216,7 +218,7 @@ def run(
     with scratch_database(f"linking_{dataset}") as url:
         return _run(
             url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,
-            items=items, progress=progress,
+            items=items, relevance_floor=relevance_floor, progress=progress,
         )  # fmt: skip
 
 
@@ -230,9 +232,11 @@ def _run(
     baselines: bool = True,
     half: Half = "all",
     items: Path | None = None,
+    relevance_floor: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
+    settings = ContextSettings(relevance_floor=DEFAULT_FLOOR if relevance_floor else None)
     embedder = get_embedder()
     say("reading databases")
     if dataset == "spider2":
@@ -274,7 +278,7 @@ def _run(
             began = time.perf_counter()
             pack = build_context(
                 conn, case.question, named, embedder, evidence=case.evidence, sources=sources,
-                metadata=metadata,
+                metadata=metadata, settings=settings,
             )  # fmt: skip
             latencies.append(time.perf_counter() - began)
             right_db = pack.source == f"{dataset}/{case.db_id}"
@@ -342,7 +346,7 @@ def _run(
                 continue
             sources = pooled if union else [f"{dataset}/{ordered[number % len(ordered)]}"]
             pack = build_context(conn, question, named, embedder, sources=sources,
-                                 metadata=metadata)  # fmt: skip
+                                 metadata=metadata, settings=settings)  # fmt: skip
             written.append({"set": "off_topic", "number": number, "question": question,
                             "empty": not pack.tables, "relevance": _measures(pack)})  # fmt: skip
     if items is not None:
@@ -364,6 +368,7 @@ def _run(
         "union": union,
         "questions": n,
         "half": half,
+        "relevance_floor": relevance_floor,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),
         "tables_listed": sum(len(d.listed) for d in databases.values()),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from schemawise.retrieve.relevance import DEFAULT_FLOOR, RelevanceFloor
+from schemawise.retrieve.relevance import RelevanceFloor
 
 if TYPE_CHECKING:  # types only: the rerank and pruning modules read RETRIEVAL themselves
     from schemawise.prune.columns import ColumnFilter
@@ -105,5 +105,6 @@ class ContextSettings:
     # An optional cheap pass over the pruned columns (an LLM); see prune/.
     column_filter: ColumnFilter | None = None
     # Below it the pack is empty: nothing in the index is about the question
-    # (retrieve/relevance.py); None turns it off.
-    relevance_floor: RelevanceFloor | None = DEFAULT_FLOOR
+    # (retrieve/relevance.py). Off by default: with today's embedder it cannot tell a
+    # synonym question ("how many staffs") from an off-topic one (docs/benchmarks.md).
+    relevance_floor: RelevanceFloor | None = None
