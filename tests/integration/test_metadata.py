@@ -66,6 +66,7 @@ def test_metadata_reaches_the_context_pack(
     # The definition subtracts refunds: it brings the table, whatever the question's words.
     refunds = next(t for t in pack.tables if t.name == "shop.refunds")
     assert "named by the definition of net revenue" in refunds.reasons
+    assert refunds.score > 0  # as needed as the weakest table chosen: not the first a budget drops
     assert "CREATE TABLE shop.refunds" in pack.text
     assert pack.value_mappings.get("shop.orders.status", {}).get("S") == "shipped"
     assert "-- values of shop.orders.status" in pack.text

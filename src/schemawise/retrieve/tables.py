@@ -75,6 +75,11 @@ def choose_tables(
     # A bridge the rerank did not pick keeps its retrieval score: 0 only if nothing matched it.
     score_of = {name: evidence.scores.get((source, name), 0.0) for name in tables}
     score_of |= {c.table: c.score for c in picked}
+    # A table a definition brings is as needed as the weakest table the rerank chose: a
+    # token budget should not drop it first because retrieval never matched it.
+    weakest = min((c.score for c in picked), default=0.0)
+    for table in brought:
+        score_of[table] = max(score_of.get(table, 0.0), weakest)
     choices = [
         TableChoice(
             name=name,
