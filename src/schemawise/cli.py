@@ -672,12 +672,20 @@ def bench_fk_recovery(
     strip_keys: Annotated[
         bool, typer.Option("--strip-keys", help="Also drop primary keys and unique constraints.")
     ] = False,
+    half: Annotated[
+        str | None,
+        typer.Option(
+            "--half",
+            help="Only the databases at even (tuning) or odd (held-out) positions in name order.",
+        ),
+    ] = None,
 ) -> None:
     """Strip declared foreign keys, infer them back, report precision / recall / F1.
 
     \b
     Examples:
       schemawise bench fk-recovery ../shared/bench/spider/database --json
+      schemawise bench fk-recovery ../shared/bench/spider/database --half odd
     """
     from schemawise.bench import fk_recovery
 
@@ -685,7 +693,11 @@ def bench_fk_recovery(
         raise SchemawiseError(f"No such folder: {folder}", "e.g. ../shared/bench/spider/database")
     _print_benchmark(
         lambda say: fk_recovery.run(
-            folder, data_checks=not no_data_checks, keep_keys=not strip_keys, progress=say
+            folder,
+            data_checks=not no_data_checks,
+            keep_keys=not strip_keys,
+            half=half,
+            progress=say,
         ),
         as_json,
     )
