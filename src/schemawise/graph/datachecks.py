@@ -131,3 +131,19 @@ class DataChecker:
             return None
         distinct, found = int(rows[0][0]), int(rows[0][1] or 0)
         return found / distinct, distinct
+
+    def distinct_values(
+        self, table: str, column: str, limit: int, *, whole: bool = True
+    ) -> list[Any] | None:
+        """Up to `limit` distinct non-null values of a column. With `whole`, None when it has
+        more, since containment in part of a key would mislead; a child's values may be a
+        sample. None too when the check could not run."""
+        q = self.source.quote
+        sql = (
+            f"SELECT DISTINCT {q(column)} FROM {self.source.table_ref(table)} "
+            f"WHERE {q(column)} IS NOT NULL {self.source.sample_clause(limit + 1)}"
+        )
+        rows = self._run(table, sql)
+        if rows is None or (whole and len(rows) > limit):
+            return None
+        return [r[0] for r in rows[:limit]]

@@ -8,11 +8,13 @@ from dataclasses import dataclass
 
 from schemawise.db.base import Source
 from schemawise.graph import cardinality
+from schemawise.graph.containment import improbable_parent, normalise
 from schemawise.graph.datachecks import DataChecker
 from schemawise.graph.infer import (
     MIN_CONFIDENCE,
     Candidate,
     QueryLogEntry,
+    containment_candidates,
     join_pairs,
     name_candidates,
     overlap_candidates,
@@ -194,6 +196,18 @@ def _infer(
         if key in taken:
             continue
         verdict = _confirm(edge, graph, checker, candidate.needs_confirmation)
+        for fallback in candidate.fallbacks if verdict is None and checker is not None else []:
+            # The data rejected the best-named parent: a less likely one must be confirmed.
+            if fallback.unordered_key() in taken:
+                continue
+            verdict = _confirm(fallback, graph, checker, needs_confirmation=True)
+            if verdict is not None:
+                verdict.evidence.notes.append(
+                    f"{edge.parent_table}.{edge.parent_columns[0]}, named more alike, "
+                    "does not hold its values"
+                )
+                key = verdict.unordered_key()
+                break
         if verdict is None:
             continue
         previous = kept.get(key)
@@ -207,9 +221,13 @@ def _infer(
     placed = {(e.child_table, e.child_columns[0]) for e in kept.values()}
     placed |= {(e.child_table, c) for e in graph.edges for c in e.child_columns}
     if checker is not None:
-        for edge in _confirm_overlaps(
-            graph, checker, overlap_candidates(graph, placed, primary_keys(graph, measured))
-        ):
+        primaries = primary_keys(graph, measured)
+        for edge in _confirm_overlaps(graph, checker, overlap_candidates(graph, placed, primaries)):
+            if edge.unordered_key() not in taken and edge.unordered_key() not in kept:
+                kept[edge.unordered_key()] = edge
+        placed |= {(e.child_table, e.child_columns[0]) for e in kept.values()}
+        candidates_by_column = containment_candidates(graph, placed, primaries)
+        for edge in _improbable_containments(graph, checker, candidates_by_column):
             if edge.unordered_key() not in taken and edge.unordered_key() not in kept:
                 kept[edge.unordered_key()] = edge
     graph.edges.extend(kept.values())
@@ -279,6 +297,64 @@ def _confirm_overlaps(
         if len(passing) == 1:
             confirmed.append(passing[0])
     return confirmed
+
+
+# A child column's values are read up to this many (a sample beyond); a parent key's in full,
+# up to PARENT_VALUES, or not at all.
+CHILD_VALUES = 2000
+PARENT_VALUES = 50_000
+
+
+def _improbable_containments(
+    graph: SchemaGraph,
+    checker: DataChecker,
+    candidates: dict[tuple[str, str], list[tuple[str, str]]],
+) -> list[Edge]:
+    """Joins no name suggests, kept when one key holds all of a column's values against the
+    odds (sparse ids, words): see `containment.improbable_parent`."""
+    parent_values: dict[tuple[str, str], set[str] | None] = {}
+
+    def values_of(table: str, column: str, whole: bool) -> set[str] | None:
+        limit = PARENT_VALUES if whole else CHILD_VALUES
+        found = checker.distinct_values(table, column, limit, whole=whole)
+        return None if found is None else {normalise(v) for v in found}
+
+    edges = []
+    for (child_table, child_column), parents in candidates.items():
+        child = values_of(child_table, child_column, whole=False)
+        if not child:
+            continue
+        known = {}
+        for parent in parents:
+            if parent not in parent_values:
+                parent_values[parent] = values_of(*parent, whole=True)
+            values = parent_values[parent]
+            if values is not None:
+                known[parent] = values
+        unique = checker.uniqueness(child_table, [child_column]).unique is not False
+        found = improbable_parent(child, known, child_unique=unique)
+        if found is None:
+            continue
+        parent_table, parent_column = found.parent
+        edges.append(
+            Edge(
+                child_table=child_table,
+                child_columns=[child_column],
+                parent_table=parent_table,
+                parent_columns=[parent_column],
+                source="value_overlap",
+                confidence=0.7,
+                evidence=Evidence(
+                    rule="improbable_inclusion",
+                    inclusion=1.0,
+                    notes=[
+                        f"all {found.distinct} distinct values found in parent; by chance "
+                        f"about 1 in 10^{-found.chance_log10:g}"
+                    ],
+                ),
+            )
+        )
+    return edges
 
 
 def _add_bridges(graph: SchemaGraph) -> None:

@@ -31,6 +31,7 @@ from schemawise.graph.naming import (
     singular_words,
     split_identifier,
     type_affinity,
+    type_family,
     types_compatible,
 )
 
@@ -55,6 +56,10 @@ class Candidate:
     # Candidates that need the data to agree before they are kept (weak name signals).
     needs_confirmation: bool = False
     alternatives: int = 0
+    # Parents the name suggests less strongly, best first: tried, each needing the data to
+    # confirm it, when the data rejects the best (`Continent` names both `continents.Continent`
+    # and `continents.ContId`; only the ids hold its values).
+    fallbacks: list[Edge] = field(default_factory=list)
 
 
 @dataclass
@@ -291,7 +296,35 @@ def name_candidates(
             )
             weak = rule == "table_name" or key.named_only or loose_types
             ties = sum(1 for s in scored if s[0] == score)
-            out.append(Candidate(edge, needs_confirmation=weak, alternatives=ties - 1))
+            fallbacks = _fallbacks(child.name, column.name, key, scored[1:])
+            out.append(Candidate(edge, weak, alternatives=ties - 1, fallbacks=fallbacks))
+    return out
+
+
+# How many less likely parents a column's name may fall back on when the data rejects the best.
+MAX_FALLBACKS = 3
+
+
+def _fallbacks(
+    child_table: str, child_column: str, best: KeyColumn, rest: list[tuple[float, str, KeyColumn]]
+) -> list[Edge]:
+    seen = {(best.table.name, best.column)}
+    out: list[Edge] = []
+    for score, rule, key in rest:
+        if (key.table.name, key.column) in seen or len(out) == MAX_FALLBACKS:
+            continue
+        seen.add((key.table.name, key.column))
+        out.append(
+            Edge(
+                child_table=child_table,
+                child_columns=[child_column],
+                parent_table=key.table.name,
+                parent_columns=[key.column],
+                source="inferred_name",
+                confidence=round(score, 3),
+                evidence=Evidence(rule=rule),
+            )
+        )
     return out
 
 
@@ -474,4 +507,38 @@ def query_log_candidates(graph: SchemaGraph, pairs: JoinPairs) -> list[Candidate
         )
         # Without a declared key on either side the direction is a guess the data must settle.
         out.append(Candidate(edge, needs_confirmation=not (key1 or key2)))
+    return out
+
+
+# ---- containment against the odds -------------------------------------------------------------
+
+# Type families whose values can be keys: whole numbers, codes and words (not amounts or dates).
+_KEY_FAMILIES = frozenset({"integer", "text", "any", "number"})
+
+
+def containment_candidates(
+    graph: SchemaGraph, placed: set[tuple[str, str]], primaries: dict[str, str]
+) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Every column no name, log or overlap placed → the single-column primary keys it could
+    reference (its own table's too: a manager's id; a table's own key too: a subtype's id in
+    its supertype's), by type. Whatever the column's name: only improbable containment on the
+    data (`containment.improbable_parent`) may turn one of these into a join.
+    """
+    pks = [(t, primaries[t.name]) for t in graph.tables if t.name in primaries]
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for child in graph.tables:
+        if child.kind != "table":
+            continue
+        for column in child.columns:
+            if (child.name, column.name) in placed or type_family(column.type) not in _KEY_FAMILIES:
+                continue
+            parents = []
+            for parent, key in pks:
+                pk = parent.column(key)
+                if pk is None or (parent.name == child.name and key == column.name):
+                    continue
+                if type_family(pk.type) in _KEY_FAMILIES and type_affinity(column.type, pk.type):
+                    parents.append((parent.name, key))
+            if 0 < len(parents) <= MAX_OVERLAP_PARENTS:
+                out[(child.name, column.name)] = parents
     return out

@@ -1,0 +1,104 @@
+"""Value containment as evidence of a join: how unlikely it is that a column's values all lie
+inside a key's values by chance.
+
+Containment alone proves little when keys are small dense ranges (ids 1…20 contain any column
+of small numbers), and much when the key's values are sparse (ids 1025, 1247, 1934, …) or are
+words: there, a column whose values all land on the key's values is very unlikely to be
+anything but a reference, whatever its name. Pure functions over the values a data check read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+# log10 of the chance of containment at or below which containment is evidence enough to
+# propose a join no name suggests (one in a thousand).
+IMPROBABLE = -3.0
+# Each distinct word-like value found among a key's values counts as one chance in ten:
+# a column of three distinct words all found among a key's words is one chance in a thousand.
+WORD_VALUE_CHANCE = -1.0
+# Fewer distinct values than this fit almost any key: never evidence.
+MIN_DISTINCT = 3
+
+_INTEGER = re.compile(r"-?\d+")
+
+
+def normalise(value: object) -> str:
+    """The text a value compares as: integral numbers as integers (`3.0` and `3` and `'3'` are
+    one value), everything else as written (a leading space is a different value)."""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _integers(values: Iterable[str]) -> list[int] | None:
+    out = []
+    for value in values:
+        if not _INTEGER.fullmatch(value):
+            return None
+        out.append(int(value))
+    return out
+
+
+def chance_log10(child: set[str], parent: set[str]) -> float:
+    """log10 of the chance that `child`'s distinct values would all be found in `parent` if
+    they were unrelated. Only meaningful when they are all found (0.0 otherwise: no evidence).
+
+    Integers: the chance that each child value, anywhere in the child's range, hits one of the
+    parent's values in that range — 0 (certain) for a dense id range, very negative for sparse
+    keys. Other values (words, codes): each distinct value found counts `WORD_VALUE_CHANCE`.
+    """
+    if not child or not child <= parent:
+        return 0.0
+    child_ints = _integers(child)
+    if child_ints is not None:
+        parent_ints = _integers(parent)
+        if parent_ints is None:
+            parent_ints = [int(v) for v in parent if _INTEGER.fullmatch(v)]
+        low, high = min(child_ints), max(child_ints)
+        hits = sum(1 for v in parent_ints if low <= v <= high)
+        density = hits / (high - low + 1)
+        return len(child) * math.log10(density) if density < 1 else 0.0
+    return len(child) * WORD_VALUE_CHANCE
+
+
+@dataclass(frozen=True)
+class Containment:
+    parent: tuple[str, str]
+    chance_log10: float
+    distinct: int
+
+
+def improbable_parent(
+    child: set[str], parents: Mapping[tuple[str, str], set[str]], *, child_unique: bool
+) -> Containment | None:
+    """The one parent key that holds all of the child's values against the odds, or None.
+
+    Parents whose containment is improbable by chance compete; when several do, the one whose
+    values all the others also hold wins (a subtype's ids inside its supertype's: the nearest),
+    else none does. A unique child holding every value of its parent could be either side of a
+    one-to-one link: the direction is unknown, so that parent is not proposed.
+    """
+    if len(child) < MIN_DISTINCT:
+        return None
+    strong: list[Containment] = []
+    for key, values in parents.items():
+        if not child <= values or (child_unique and values <= child):
+            continue
+        chance = chance_log10(child, values)
+        if chance <= IMPROBABLE:
+            strong.append(Containment(key, round(chance, 1), len(child)))
+    if not strong:
+        return None
+    strong.sort(key=lambda c: len(parents[c.parent]))
+    nearest = strong[0]
+    nested = all(parents[nearest.parent] <= parents[other.parent] for other in strong[1:])
+    strictly_nearest = len(strong) == 1 or len(parents[nearest.parent]) < len(
+        parents[strong[1].parent]
+    )
+    return nearest if nested and strictly_nearest else None
