@@ -524,7 +524,12 @@ def containment_candidates(
     its supertype's), by type. Whatever the column's name: only improbable containment on the
     data (`containment.improbable_parent`) may turn one of these into a join.
     """
-    pks = [(t, primaries[t.name]) for t in graph.tables if t.name in primaries]
+    # Keys grouped by type, so that a catalog of thousands of keys is not walked per column.
+    by_type: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for table in graph.tables:
+        pk = table.column(primaries[table.name]) if table.name in primaries else None
+        if pk is not None and type_family(pk.type) in _KEY_FAMILIES:
+            by_type[pk.type.lower()].append((table.name, pk.name))
     out: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for child in graph.tables:
         if child.kind != "table":
@@ -532,13 +537,10 @@ def containment_candidates(
         for column in child.columns:
             if (child.name, column.name) in placed or type_family(column.type) not in _KEY_FAMILIES:
                 continue
-            parents = []
-            for parent, key in pks:
-                pk = parent.column(key)
-                if pk is None or (parent.name == child.name and key == column.name):
-                    continue
-                if type_family(pk.type) in _KEY_FAMILIES and type_affinity(column.type, pk.type):
-                    parents.append((parent.name, key))
+            groups = [keys for t, keys in by_type.items() if type_affinity(column.type, t)]
+            if sum(len(keys) for keys in groups) > MAX_OVERLAP_PARENTS + 1:
+                continue
+            parents = [k for keys in groups for k in keys if k != (child.name, column.name)]
             if 0 < len(parents) <= MAX_OVERLAP_PARENTS:
                 out[(child.name, column.name)] = parents
     return out
