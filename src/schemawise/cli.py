@@ -229,6 +229,16 @@ def _read_sql(sql: str | None, file: Path | None) -> str:
     return sql
 
 
+def _known_dialect(name: str) -> None:
+    from sqlglot.dialects.dialect import Dialect, Dialects
+
+    try:
+        Dialect.get_or_raise(name)
+    except ValueError:
+        known = ", ".join(sorted(d.value for d in Dialects if d.value))
+        raise SchemawiseError(f"Unknown SQL dialect {name!r}.", f"Use one of: {known}.") from None
+
+
 def tenant_value(text: str | None) -> Any:
     """A tenant as typed: a plain decimal number (ASCII digits, no leading zero) is an int,
     anything else stays text, so that "01", "²" or "١" never become tenant 1."""
@@ -280,6 +290,8 @@ def check(
     from schemawise.validate.rules import load_rules
 
     text = _read_sql(sql, file)
+    if dialect is not None:
+        _known_dialect(dialect)
     loaded = load_rules(rules) if rules else None
     with progress(not as_json) as say:
         say("reading the schema graph")
@@ -350,6 +362,11 @@ def run(
         _print_problems(doc)
         if outcome.error:
             _print_problems({"errors": [doc["error"]]})
+        if outcome.result is None and outcome.error is None:  # the check or the EXPLAIN gate
+            multiplied = any(p.get("type") == "fanout_risk" for p in doc.get("errors", []))
+            err.print(plain("refused: the query was not run" + (
+                " (`--fanout warn` lets a fan-out through, with its warning)" if multiplied else ""
+            ), "bold red"))  # fmt: skip
         if outcome.result is not None:
             from rich.table import Table as RichTable
 
@@ -489,7 +506,7 @@ def sync(
     """
     import psycopg
 
-    from schemawise.index.sources import index_source, list_sources, stored_options
+    from schemawise.index.sources import list_sources
 
     target = _index_url(index_url)
     with psycopg.connect(target) as conn:
@@ -500,27 +517,46 @@ def sync(
             f"No indexed source {source!r}." if source else "Nothing is indexed yet.",
             "Run `schemawise index URL` first (`schemawise sources` lists what is indexed).",
         )
-    reports = []
+    reports, failed = [], []
     for entry in chosen:
-        where = url or entry["url"]
-        if "***" in where:
-            raise SchemawiseError(
-                f"The stored URL of {entry['source']} has its password removed.",
-                "Pass the full URL with --url.",
-            )
-        # The same dbt project, overlay, dictionary and log as when it was indexed.
-        with progress(not as_json) as say:
-            report = index_source(
-                target, where, entry["source"], progress=say, **stored_options(entry)
-            )
-        reports.append(report.to_dict())
+        try:
+            reports.append(_sync_one(target, entry, url, as_json))
+        except SchemawiseError as exc:
+            if source is not None:  # the one source asked for: its error is the answer
+                raise
+            # Syncing everything: one unreachable database does not stop the others.
+            failed.append({"source": entry["source"], "error": exc.to_dict()})
     if as_json:
-        print(json.dumps({"synced": reports}, indent=2, default=str))
+        print(json.dumps({"synced": reports, "failed": failed}, indent=2, default=str))
     else:
         from schemawise.show_reports import print_index_report
 
         for report_doc in reports:
             print_index_report(out, report_doc, verb="synced")
+        for failure in failed:
+            err.print(assemble(("not synced ", "bold red"), plain(failure["source"], "bold"),
+                               ": ", plain(failure["error"]["message"])))  # fmt: skip
+            if failure["error"].get("hint"):
+                err.print(assemble("  hint: ", plain(failure["error"]["hint"])))
+    if failed:
+        raise typer.Exit(2)
+
+
+def _sync_one(target: str, entry: dict[str, Any], url: str | None, quiet: bool) -> Any:
+    from schemawise.index.sources import index_source, stored_options
+
+    where = url or entry["url"]
+    if "***" in where:
+        raise SchemawiseError(
+            f"The stored URL of {entry['source']} has its password removed.",
+            "Pass the full URL with --url.",
+        )
+    # The same dbt project, overlay, dictionary and log as when it was indexed.
+    with progress(not quiet) as say:
+        say(f"syncing {entry['source']}")
+        report = index_source(target, where, entry["source"], progress=say,
+                              **stored_options(entry))  # fmt: skip
+    return report.to_dict()
 
 
 @app.command(short_help="Indexed sources with their versions and sizes.")
@@ -553,7 +589,8 @@ def context(
     question: Annotated[str, typer.Argument(help="The question, in words.")],
     evidence: Annotated[str, typer.Option("--evidence", help="Hints that come with it.")] = "",
     source: Annotated[
-        list[str] | None, typer.Option("--source", help="Restrict to these sources.")
+        list[str] | None,
+        typer.Option("--source", help="Restrict to this source (repeat for several)."),
     ] = None,
     budget: Annotated[int | None, typer.Option("--budget", help="Tokens at most.")] = None,
     relevance_floor: Annotated[
@@ -597,7 +634,11 @@ def context(
             else f"truncated to the budget of {pack.budget} tokens"
         )
         err.print(plain(f"{said}; dropped: {gone or 'nothing'}", "yellow"))
-    out.print(plain(pack.text))
+    if pack.alternatives:
+        close = ", ".join(f"{a.source} {a.score:.2f}" for a in pack.alternatives)
+        err.print(plain(f"other databases, by how well they fit (1.00 = as well): {close}", "dim"))
+    # soft_wrap: the prompt text goes out as it is (a wrapped `-- warning` line is no comment)
+    out.print(plain(pack.text), soft_wrap=True)
 
 
 @db_app.command("start")
@@ -1163,7 +1204,8 @@ def bench_extract(
 
 
 SourceOpt = Annotated[
-    list[str] | None, typer.Option("--source", help="Restrict to these indexed sources.")
+    list[str] | None,
+    typer.Option("--source", help="Restrict to this indexed source (repeat for several)."),
 ]
 
 

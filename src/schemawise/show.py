@@ -56,7 +56,8 @@ def print_reply(console: Console, reply: Reply, *, show_context: bool = False) -
         assert reply.failure is not None
         console.print(Text.assemble(("no model: ", "bold yellow"), plain(reply.failure.reason)))
         console.print(Text("Ready prompt (paste it into any model):", style="bold"))
-        console.print(plain(reply.prompt or ""))
+        # soft_wrap: prompt text is copied as it is, never broken at the terminal's width
+        console.print(plain(reply.prompt or ""), soft_wrap=True)
         return
     if reply.sql:
         print_sql(console, reply.sql)

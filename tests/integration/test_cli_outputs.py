@@ -183,3 +183,30 @@ def test_ask_without_a_model(demo_source: str, monkeypatch: pytest.MonkeyPatch) 
     text, doc = both(["ask", "how many orders shipped?", "--source", demo_source], exit_code=1)
     assert "prompt" in text.lower()
     assert set(doc) == set(Reply.model_fields) and doc["status"] == "no_model"
+
+
+def test_sync_goes_on_past_a_source_it_cannot_reach(
+    demo_source: str, embedded_url: str, bench_dir: Path, tmp_path: Path
+) -> None:
+    from schemawise import api
+    from schemawise.index.store import remove_sources
+
+    copy = tmp_path / "gone.sqlite"
+    shutil.copy(bench_dir / "chinook" / "chinook.sqlite", copy)
+    api.index(f"sqlite:///{copy}", "gone_db", index_url=embedded_url, profile=False)
+    copy.unlink()
+    try:
+        human = runner.invoke(app, ["sync"])
+        assert human.exit_code == 2
+        assert f"synced {demo_source}:" in human.stdout
+        assert "not synced gone_db:" in human.stderr
+        scripted = runner.invoke(app, ["sync", "--json"])
+        assert scripted.exit_code == 2
+        doc = json.loads(scripted.stdout)
+        assert_matches("sync --json", doc)
+        assert [f["source"] for f in doc["failed"]] == ["gone_db"]
+        assert demo_source in [s["source"] for s in doc["synced"]]
+    finally:
+        with psycopg.connect(embedded_url) as conn:
+            remove_sources(conn, "gone_db")
+            conn.execute("DELETE FROM schemawise.index_sources WHERE source = 'gone_db'")

@@ -34,8 +34,8 @@ HOW_TO_CONFIGURE = (
     "SCHEMAWISE_LLM=anthropic:claude-3-5-haiku-latest (with ANTHROPIC_API_KEY), "
     "SCHEMAWISE_LLM=openai-compatible:MODEL@http://127.0.0.1:8080/v1 for vLLM, Ollama, "
     "llama.cpp or LM Studio, or run offline with no key: `schemawise model install` then "
-    "SCHEMAWISE_LLM=local. The same keys go under [llm] in the config file "
-    "(`schemawise config path`)."
+    "SCHEMAWISE_LLM=local. The same keys go under [llm] in config.toml in the schemawise home "
+    "(~/.local/share/schemawise, or $SCHEMAWISE_HOME), or in the file $SCHEMAWISE_CONFIG names."
 )
 
 
