@@ -318,3 +318,23 @@ def test_a_syntax_error_says_where_in_the_callers_text(sql: str, where: str, hin
     assert problem.type == "parse_error"
     assert where in problem.message and hint in problem.hint
     assert "sqlglot" not in problem.message and "<class" not in problem.message
+
+
+@pytest.mark.parametrize(
+    ("sql", "says"),
+    [
+        ("SELEC * FROM orders", "a query starts with SELECT or WITH"),
+        ("SELECT FROM WHERE", "got 'WHERE'"),
+        ("SELECT a * FROM t", "something is missing here"),
+        ("SELECT 'open", "a quote or comment is not closed"),
+    ],
+)
+def test_a_syntax_error_is_said_in_the_users_words(sql: str, says: str) -> None:
+    from schemawise.validate.safety import check_safety
+
+    problem = check_safety(sql, "sqlite").problems[0]
+    assert problem.type == "parse_error"
+    text = f"{problem.message} {problem.hint}"
+    assert says in text
+    for internal in ("<Token", "TokenType", "<class", "sqlglot"):
+        assert internal not in text

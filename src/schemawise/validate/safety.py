@@ -98,6 +98,16 @@ _LEADING_WORD = re.compile(r"\s*([A-Za-z_]+)")
 _STATEMENT_STARTS = ("select", "with", "values", "table", "(")
 
 
+_TOKEN = re.compile(r"<Token token_type: [^,]*, text: ([^,]*),[^>]*>")
+_CLASS = re.compile(r"<class '(?:[\w]+\.)*(\w+)'>")
+
+
+def _without_internals(description: str) -> str:
+    """The parser's words with its objects written as the user's text: `<Token token_type:
+    TokenType.WHERE, text: WHERE, …>` becomes 'WHERE'."""
+    return _CLASS.sub(r"\1", _TOKEN.sub(r"'\1'", description))
+
+
 def parse_problem(exc: ParseError | TokenError, sql: str, dialect: str) -> SqlProblem:
     """Where the syntax breaks, in the caller's own text, without the parser's internals
     ("Required keyword: 'expression' missing for <class …Mul>" says nothing to a person)."""
@@ -112,7 +122,7 @@ def parse_problem(exc: ParseError | TokenError, sql: str, dialect: str) -> SqlPr
     elif description.startswith("Invalid expression / Unexpected token"):
         what = "unexpected word or symbol"
     else:
-        what = description[:200]
+        what = _without_internals(description)[:200]
     near = str(first.get("start_context") or "")[-30:] + str(first.get("highlight") or "")
     where = f' near "{near.strip()}"' if near.strip() else ""
     at = f" (line {line}, column {col})" if line is not None else ""
