@@ -275,3 +275,10 @@ def test_a_wrong_join_key_hint_suggests_the_direct_relationship() -> None:
     [problem] = check_sql(sql, graph).errors
     assert problem.type == "wrong_join_key"
     assert problem.model_dump()["expected"] == ["Customer.SupportRepId = Employee.EmployeeId"]
+
+
+def test_a_quoted_name_of_the_wrong_case_is_said_so() -> None:
+    graph = SchemaGraph(dialect="postgres", tables=[table("customers", ["id"], "id", "name")])
+    problem = check_sql('SELECT "Name" FROM customers', graph).errors[0]
+    assert problem.type == "unknown_column"
+    assert "case-sensitive: the column is name" in problem.hint

@@ -123,7 +123,13 @@ def _unknown_column(
     written = f"{alias}.{name}" if alias else name
     by_lower = {c.lower(): c for c in in_scope}
     closest = [by_lower[c] for c in get_close_matches(name.lower(), list(by_lower), n=3)]
-    if where:
+    if by_lower.get(name.lower(), name) != name:
+        # Only the letter case differs: a quoted name ("Name") keeps its case in Postgres.
+        hint = (
+            f"Quoted names are case-sensitive: the column is {by_lower[name.lower()]} "
+            "(write it unquoted, or quoted exactly so)."
+        )
+    elif where:
         hint = f"{name} exists in {', '.join(where[:8])}: join that table or qualify the column."
     elif closest:
         hint = f"Did you mean {' or '.join(closest)}?"
