@@ -50,6 +50,14 @@ UrlArg = Annotated[
         help="postgresql://…, sqlite:///path, duckdb:///path, or 'embedded' (the demo database)."
     ),
 ]
+PgUrlArg = Annotated[
+    str,
+    typer.Argument(
+        help="postgresql://… (with pgvector), or 'embedded' / 'embedded/<db>' (the embedded "
+        "server); row search needs PostgreSQL.",
+        metavar="URL",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 QueryLogOpt = Annotated[
     Path | None,
@@ -780,7 +788,7 @@ def _emit(doc: Any, as_json: bool) -> None:
 @rows_app.command("enable", short_help="Make a table searchable (idempotent).")
 @handle_errors
 def rows_enable(
-    url: UrlArg,
+    url: PgUrlArg,
     table: Annotated[str, typer.Argument(help="schema.table to make searchable.")],
     text: Annotated[
         str, typer.Option("--text", help="Text columns, comma-separated, most important first.")
@@ -822,7 +830,9 @@ def rows_enable(
 @rows_app.command("disable")
 @handle_errors
 def rows_disable(
-    url: UrlArg, table: Annotated[str, typer.Argument()], as_json: JsonOpt = False
+    url: PgUrlArg,
+    table: Annotated[str, typer.Argument(help="schema.table made searchable.")],
+    as_json: JsonOpt = False,
 ) -> None:
     """Remove what `rows enable` added to the table.
 
@@ -841,7 +851,7 @@ def rows_disable(
 
 @rows_app.command("status", short_help="Embedded, stale, queued and parked rows per table.")
 @handle_errors
-def rows_status(url: UrlArg, as_json: JsonOpt = False) -> None:
+def rows_status(url: PgUrlArg, as_json: JsonOpt = False) -> None:
     """Embedded, missing, stale, queued and parked rows per searchable table.
 
     \b
@@ -857,11 +867,13 @@ def rows_status(url: UrlArg, as_json: JsonOpt = False) -> None:
     if as_json:
         print(json.dumps({"tables": tables}, indent=2, default=str))
         return
+    if not tables:
+        out.print("No table is searchable yet: `schemawise rows enable URL TABLE --text COLUMNS`.")
     for t in tables:
         calibrated = f"threshold {t['threshold']:.3f}" if t["calibrated"] else "UNCALIBRATED"
         out.print(
             f"[bold]{t['table']}[/] {t['embedded']:,}/{t['rows']:,} embedded, "
-            f"{t['stale']:,} stale, "
+            f"{t['missing']:,} missing, {t['stale']:,} stale, "
             f"{t['queued']:,} queued, [red]{t['parked']:,} parked[/], {calibrated}",
             highlight=False,
         )
@@ -880,7 +892,7 @@ def _worker_settings(batch: int, poll: float, reconcile: float, attempts: int) -
 @rows_app.command("worker", short_help="Keep searchable tables embedded, until stopped.")
 @handle_errors
 def rows_worker(
-    url: UrlArg,
+    url: PgUrlArg,
     batch: Annotated[int, typer.Option("--batch", help="Rows per batch.")] = 256,
     poll: Annotated[float, typer.Option("--poll", help="Seconds between polls.")] = 1.0,
     reconcile: Annotated[
@@ -918,7 +930,7 @@ def rows_worker(
 @rows_app.command("backfill", short_help="Embed every row without a current vector.")
 @handle_errors
 def rows_backfill(
-    url: UrlArg,
+    url: PgUrlArg,
     batch: Annotated[int, typer.Option("--batch", help="Rows per batch.")] = 512,
     retry_parked: Annotated[
         bool, typer.Option("--retry-parked", help="Give parked entries another round.")
@@ -968,7 +980,7 @@ def rows_backfill(
 @rows_app.command("search", short_help="Rows matching by meaning or terms, for one tenant.")
 @handle_errors
 def rows_search(
-    url: UrlArg,
+    url: PgUrlArg,
     table: Annotated[str, typer.Argument()],
     query: Annotated[str, typer.Argument(help="What to look for.")],
     tenant: Annotated[str | None, typer.Option("--tenant", help="The caller's tenant.")] = None,
@@ -980,7 +992,10 @@ def rows_search(
     where: Annotated[
         list[str] | None, typer.Option("--filter", help="column=value (repeatable).")
     ] = None,
-    no_threshold: Annotated[bool, typer.Option("--no-threshold")] = False,
+    no_threshold: Annotated[
+        bool,
+        typer.Option("--no-threshold", help="Return the k nearest rows even past the threshold."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Rows that match by meaning or by terms, for one tenant; empty when nothing is relevant.
@@ -1023,10 +1038,10 @@ def rows_search(
 @rows_app.command("calibrate", short_help="Store the distance threshold best on labelled queries.")
 @handle_errors
 def rows_calibrate(
-    url: UrlArg,
+    url: PgUrlArg,
     table: Annotated[str, typer.Argument()],
     labels: Annotated[Path, typer.Option("--labels", help="JSONL: {query, tenant, relevant}.")],
-    k: Annotated[int, typer.Option("-k")] = 20,
+    k: Annotated[int, typer.Option("-k", help="Rows each labelled query looks at.")] = 20,
     as_json: JsonOpt = False,
 ) -> None:
     """Pick and store the distance threshold that maximises F1 on labelled queries.

@@ -104,13 +104,13 @@ def print_rows_enabled(console: Console, report: Mapping[str, Any]) -> None:
             plain(report["table"], "bold"),
             f": text from {', '.join(report['text_columns'])}"
             + (f", per tenant ({tenant})" if tenant else "")
-            + f"; model {report['model']} ({report['dim']} dimensions); "
-            f"{report['enqueued']:,} rows queued to embed",
+            + f"; model {report['model']} ({report['dim']} dimensions)",
         )
     )
     if report.get("changed_model"):
         console.print("  the model changed: every row is embedded again")
-    console.print("  next: `schemawise rows backfill URL` embeds the queued rows")
+    console.print("  next: `schemawise rows backfill URL` embeds every row without a current "
+                  "vector; `schemawise rows worker URL` keeps them embedded")  # fmt: skip
     if report.get("warning"):
         console.print(Text.assemble(("warning: ", "bold yellow"), plain(report["warning"])))
 

@@ -210,3 +210,9 @@ def test_sync_goes_on_past_a_source_it_cannot_reach(
         with psycopg.connect(embedded_url) as conn:
             remove_sources(conn, "gone_db")
             conn.execute("DELETE FROM schemawise.index_sources WHERE source = 'gone_db'")
+
+
+def test_a_schema_that_is_not_there_is_an_error_with_the_ones_that_are(embedded_url: str) -> None:
+    result = runner.invoke(app, ["graph", "embedded", "--schema", "nosuch"])
+    assert result.exit_code == 2
+    assert "No schema nosuch" in result.stderr and "Schemas there:" in result.stderr

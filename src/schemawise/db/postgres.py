@@ -10,7 +10,7 @@ from psycopg import sql as pgsql
 
 from schemawise.db.base import Catalog, ForeignKey, QueryFailedError, Source
 from schemawise.db.urls import redact
-from schemawise.errors import ConnectionFailedError, PermissionDeniedError
+from schemawise.errors import ConnectionFailedError, PermissionDeniedError, TableNotFoundError
 from schemawise.graph.model import Column, Problem, Table, TableKind
 
 # schemawise's own bookkeeping (index, row-search queue) is not part of anyone's schema.
@@ -95,7 +95,24 @@ class PostgresSource(Source):
                 "user may log in; for schemawise's own database run `schemawise db start`.",
             ) from exc
 
+    def _check_schemas(self) -> None:
+        """A --schema that does not exist is a typo to report, not an empty graph."""
+        if not self.schemas:
+            return
+        rows = self.conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname !~ '^(pg_|information_schema$)' "
+            "ORDER BY nspname"
+        ).fetchall()
+        existing = [r[0] for r in rows]
+        missing = [s for s in self.schemas if s not in existing]
+        if missing:
+            raise TableNotFoundError(
+                f"No schema {', '.join(missing)} in {self.display_url}.",
+                f"Schemas there: {', '.join(existing) or 'none'}.",
+            )
+
     def read_catalog(self) -> Catalog:
+        self._check_schemas()
         params = {"schemas": self.schemas}
         try:
             with self.conn.cursor() as cur:

@@ -429,7 +429,8 @@ def golden_resolver(default: str | None) -> ResolveDatabase:
         if location is None:
             raise GoldenSetError(
                 f"Item {item.id!r} names no database and none was given.",
-                "Add `database:` to the item or the file, or give the harness a database.",
+                "Add `database:` to the item or the file, or give one with --data "
+                "(a path or sqlite:/// URL).",
             )
         if location not in cache:
             cache[location] = _target_of_location(location, item.database or Path(location).stem)
@@ -455,7 +456,8 @@ def run_eval(
     if dataset == "golden":
         if golden is None:
             raise GoldenSetError(
-                "No golden set given.", "Give the YAML or JSONL file of questions."
+                "No golden set given.",
+                "Give the YAML or JSONL file of questions with --golden FILE.",
             )
         items = load_golden(golden)
         resolver = golden_resolver(str(data) if data is not None else None)
