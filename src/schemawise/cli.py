@@ -1495,7 +1495,15 @@ def eval_command(
     out.print(assemble(plain(report.predictor, "bold"), f" on {dataset}: "
                        f"{doc['counts']['questions']} questions"))  # fmt: skip
     wrong = {stage: n for stage, n in doc["attribution"].items() if n}
-    print_document(out, {**doc["metrics"], "wrong answers by stage": wrong or "none"}, indent=1)
+    counts = doc["counts"]
+    unmeasured = counts.get("not_measured") or {}
+    print_document(out, {
+        **doc["metrics"],
+        "measured": f"{counts['measured']} of {counts['questions']}" + (
+            f" (not measured: {', '.join(f'{k} {v}' for k, v in unmeasured.items())})"
+            if unmeasured else ""),
+        "wrong answers by stage (SQL that did not run included)": wrong or "none",
+    }, indent=1)  # fmt: skip
 
 
 def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: bool,
