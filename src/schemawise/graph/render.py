@@ -38,9 +38,13 @@ def graph_tables(graph: SchemaGraph) -> Group:
         if e.via:
             notes.insert(0, f"via {e.via}")
         style = "bold red" if e.cardinality == "many_to_many" else ""
+        # A bridge's edge joins the two tables through the bridge, not column to column: its
+        # key columns are the bridge's, so they are not printed beside the tables' names.
+        child = e.child_table if e.via else f"{e.child_table}({', '.join(e.child_columns)})"
+        parent = e.parent_table if e.via else f"{e.parent_table}({', '.join(e.parent_columns)})"
         edges.add_row(
-            plain(f"{e.child_table}({', '.join(e.child_columns)})"),
-            plain(f"{e.parent_table}({', '.join(e.parent_columns)})"),
+            plain(child),
+            plain(parent),
             Text(_CARD[e.cardinality], style=style),
             e.source,
             f"{e.confidence:.2f}",
