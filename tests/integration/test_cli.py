@@ -39,6 +39,8 @@ def test_graph_for_people(chinook_url: str) -> None:
     result = runner.invoke(app, ["graph", chinook_url])
     assert result.exit_code == 0, result.output
     assert "InvoiceLine" in result.stdout and "edges (child → parent)" in result.stdout
+    bridge = [line for line in result.stdout.splitlines() if "via PlaylistTrack" in line]
+    assert bridge and all("(TrackId)" not in line for line in bridge)
 
 
 def test_path_json_and_text(chinook_url: str) -> None:
