@@ -45,14 +45,23 @@ def index(
     dbt: Path | None = None,
     overlay: Path | None = None,
     profile: bool = True,
+    describe: bool = False,
     index_url: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> IndexReport:
     """Extract, enrich and index one database; only documents whose text changed are
-    re-embedded, so calling it again is `sync` for that source."""
+    re-embedded, so calling it again is `sync` for that source. `describe`: the configured
+    model writes a description and everyday names for each table nothing else describes."""
+    describer = None
+    if describe:
+        from schemawise.agent.llm import require_llm
+        from schemawise.enrich.generated import with_model
+
+        describer = with_model(require_llm())
     return index_source(
         index_url_or_embedded(index_url), url, name, dictionary=dictionary,
-        query_log=query_log, dbt=dbt, overlay=overlay, profile=profile, progress=progress,
+        query_log=query_log, dbt=dbt, overlay=overlay, profile=profile, describe=describer,
+        progress=progress,
     )  # fmt: skip
 
 

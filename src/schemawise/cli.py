@@ -470,6 +470,14 @@ def index_command(
     no_profile: Annotated[
         bool, typer.Option("--no-profile", help="Do not sample the data for profiles.")
     ] = False,
+    describe: Annotated[
+        bool,
+        typer.Option(
+            "--describe",
+            help="The configured model describes each table nothing else describes, with the "
+            "words people use for it (one call a table; kept, and reused by sync).",
+        ),
+    ] = False,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -485,7 +493,7 @@ def index_command(
     with progress(not as_json) as say:
         report = api.index(
             url, name, dictionary=dictionary, query_log=query_log, dbt=dbt, overlay=overlay,
-            profile=not no_profile, index_url=index_url, progress=say,
+            profile=not no_profile, describe=describe, index_url=index_url, progress=say,
         )  # fmt: skip
     if as_json:
         print(json.dumps(report.to_dict(), indent=2, default=str))

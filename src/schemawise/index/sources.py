@@ -16,6 +16,7 @@ from schemawise.db.urls import redact
 from schemawise.enrich.apply import about_tables, add_relationships
 from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
+from schemawise.enrich.generated import Describe, describe_tables
 from schemawise.enrich.metadata import Metadata, from_dbt, from_overlay
 from schemawise.enrich.profile import profile_source, wordlike
 from schemawise.enrich.querylog import read_log
@@ -93,6 +94,7 @@ def index_source(
     dbt: Path | None = None,
     overlay: Path | None = None,
     profile: bool = True,
+    describe: Describe | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> IndexReport:
     """Extract, enrich and index one source. The enrichment inputs are stored with it, so
@@ -107,6 +109,7 @@ def index_source(
         "dbt": str(dbt) if dbt else None,
         "overlay": str(overlay) if overlay else None,
         "profile": profile,
+        "describe": describe is not None,
     }
     say("extracting the schema graph")
     with connect(url) as source:
@@ -123,6 +126,11 @@ def index_source(
     if overlay:
         meta = meta.merge(from_overlay(overlay))
     add_relationships(graph, meta)
+    if describe is not None:
+        # After dbt and the overlay: only tables they leave undescribed are asked about.
+        generated = describe_tables(graph, meta, sample_values(meta), describe,
+                                    descriptions_cache(name), say)  # fmt: skip
+        meta = meta.merge(Metadata(tables=generated))
     described = from_description_csvs(dictionary) if dictionary else {}
     described.update(describe_columns(graph, meta))
     docs = documents(
@@ -186,6 +194,14 @@ def metadata_documents(name: str, graph: SchemaGraph, meta: Metadata) -> list[Do
         examples += [("", q.sql, q.tables) for q in logged]
     terms = [(d.name, d.text) for d in meta.definitions] + list(meta.jargon.items())
     return example_documents(name, examples) + glossary_documents(name, graph, terms)
+
+
+def descriptions_cache(source: str) -> Path:
+    """Where a source's model-written table descriptions are kept between runs."""
+    from schemawise.config import home_dir
+
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in source)
+    return home_dir() / "descriptions" / f"{safe}.json"
 
 
 def sample_values(meta: Metadata) -> dict[str, list[str]]:
@@ -268,4 +284,12 @@ def stored_options(entry: dict[str, Any]) -> dict[str, Any]:
     }
     if "profile" in options:
         out["profile"] = bool(options["profile"])
+    if options.get("describe"):
+        # Indexed with model-written descriptions: the configured model describes what
+        # changed; without one, the kept descriptions are reused and nothing new is asked.
+        from schemawise.agent.llm import optional_llm
+        from schemawise.enrich.generated import cached_only, with_model
+
+        llm = optional_llm()
+        out["describe"] = with_model(llm) if llm is not None else cached_only
     return out

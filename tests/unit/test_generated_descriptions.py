@@ -1,0 +1,53 @@
+"""Reading what a model says about a table, and what it is told (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemawise.enrich.generated import MARK, read_reply, structure_key, table_prompt
+from schemawise.graph.model import Column, Edge, SchemaGraph, Table
+
+LINE = Table(name="InvoiceLine", columns=[Column(name="InvoiceLineId", type="INTEGER"),
+                                         Column(name="UnitPrice", type="NUMERIC")])  # fmt: skip
+GRAPH = SchemaGraph(
+    tables=[LINE, Table(name="Invoice")],
+    edges=[Edge(child_table="InvoiceLine", child_columns=["InvoiceId"], parent_table="Invoice",
+                parent_columns=["InvoiceId"], cardinality="many_to_one")],
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("reply", "description", "synonyms"),
+    [
+        ('{"description": "a line of a purchase", "synonyms": ["sale", "purchase"]}',
+         f"a line of a purchase ({MARK})", ["sale", "purchase"]),
+        ('Sure! ```json\n{"description": "", "synonyms": ["sale"]}\n```', None, ["sale"]),
+        ('{"description": "x", "synonyms": "not a list"}', f"x ({MARK})", []),
+        ('{"synonyms": ["a", "b", "c", "d", "e", "f", "g", "h"]}', None,
+         ["a", "b", "c", "d", "e", "f"]),
+    ],
+)  # fmt: skip
+def test_a_reply_is_read_leniently(
+    reply: str, description: str | None, synonyms: list[str]
+) -> None:
+    found = read_reply(reply)
+    assert found is not None
+    assert found.description == description and found.synonyms == synonyms
+
+
+@pytest.mark.parametrize("reply", ["no json here", '{"description": "", "synonyms": []}', "{}"])
+def test_a_reply_saying_nothing_describes_nothing(reply: str) -> None:
+    assert read_reply(reply) is None
+
+
+def test_the_model_is_told_columns_values_and_joins() -> None:
+    prompt = table_prompt(LINE, GRAPH, {"invoiceline.unitprice": ["0.99", "1.99"]})
+    assert prompt.splitlines()[0] == "Table: InvoiceLine"
+    assert "- UnitPrice NUMERIC (e.g. 0.99, 1.99)" in prompt
+    assert "- InvoiceLine.InvoiceId -> Invoice" in prompt
+
+
+def test_the_structure_key_changes_with_the_columns() -> None:
+    wider = LINE.model_copy(update={"columns": [*LINE.columns, Column(name="Qty", type="INT")]})
+    assert structure_key(LINE) == structure_key(LINE.model_copy())
+    assert structure_key(LINE) != structure_key(wider)
