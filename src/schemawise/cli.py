@@ -1132,6 +1132,13 @@ def bench_linking(
     relevance_floor: Annotated[
         bool, typer.Option("--relevance-floor", help="Packs with the relevance floor on.")
     ] = False,
+    shared_documents: Annotated[
+        int | None,
+        typer.Option(
+            "--shared-documents",
+            help="How many join-path, example and glossary documents count for one table.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Schema linking: strict table and column recall of the context pack, and its size.
@@ -1152,6 +1159,7 @@ def bench_linking(
             half=half,
             items=items,
             relevance_floor=relevance_floor,
+            shared_documents=shared_documents,
             progress=say,
         ),
         as_json,

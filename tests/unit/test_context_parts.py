@@ -635,3 +635,21 @@ def test_the_ranking_says_how_close_the_runners_up_are() -> None:
     ranking = rank_sources(by_source, scores)
     assert [s for s, _ in ranking] == ["concerts", "music", "cars"]
     assert ranking[0][1] == 1.0 and 0.95 < ranking[1][1] < 1.0 and ranking[2][1] < 0.5
+
+
+def test_a_cap_on_shared_documents_keeps_a_hub_from_outweighing_a_matched_card() -> None:
+    from schemawise.index.store import Hit
+    from schemawise.retrieve.evidence import table_evidence
+    from schemawise.retrieve.settings import ContextSettings
+
+    graph = SchemaGraph(tables=[_table("track", "name"), _table("invoice_line", "price")])
+    # One strong card for invoice_line; a dozen join-path documents that all name track.
+    hits = [Hit("c", "s", "table", "invoice_line", None, 0.03, 0.3)]
+    hits += [Hit(f"p{i}", "s", "path", f"track|t{i}", None, 0.015, 0.5) for i in range(12)]
+    uncapped = table_evidence(hits, {"s": graph}, None, set(), set(), ContextSettings())
+    capped = table_evidence(hits, {"s": graph}, None, set(), set(),
+                            ContextSettings(shared_documents=4))  # fmt: skip
+    assert uncapped.scores[("s", "track")] > uncapped.scores[("s", "invoice_line")]
+    assert capped.scores[("s", "track")] < capped.scores[("s", "invoice_line")]
+    # The reasons still count every document that matched.
+    assert capped.reasons[("s", "track")].count("path document matched") == 12

@@ -210,6 +210,7 @@ def run(
     half: Half = "all",
     items: Path | None = None,
     relevance_floor: bool = False,
+    shared_documents: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The benchmark's documents live in a scratch database: the user's index is untouched.
@@ -218,7 +219,8 @@ def run(
     with scratch_database(f"linking_{dataset}") as url:
         return _run(
             url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,
-            items=items, relevance_floor=relevance_floor, progress=progress,
+            items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
+            progress=progress,
         )  # fmt: skip
 
 
@@ -233,10 +235,13 @@ def _run(
     half: Half = "all",
     items: Path | None = None,
     relevance_floor: bool = False,
+    shared_documents: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
     settings = ContextSettings(relevance_floor=DEFAULT_FLOOR if relevance_floor else None)
+    if shared_documents is not None:
+        settings.shared_documents = shared_documents
     embedder = get_embedder()
     say("reading databases")
     if dataset == "spider2":
@@ -369,6 +374,7 @@ def _run(
         "questions": n,
         "half": half,
         "relevance_floor": relevance_floor,
+        "shared_documents": settings.shared_documents,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),
         "tables_listed": sum(len(d.listed) for d in databases.values()),

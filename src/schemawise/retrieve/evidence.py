@@ -48,6 +48,7 @@ def table_evidence(
     scores: dict[TableKey, float] = defaultdict(float)
     reasons: dict[TableKey, list[str]] = defaultdict(list)
     column_hits: dict[TableKey, list[tuple[str, float]]] = defaultdict(list)
+    shared: dict[TableKey, list[float]] = defaultdict(list)
     for hit in hits:
         key = (hit.source, hit.table)
         if hit.kind == "table":
@@ -58,9 +59,14 @@ def table_evidence(
         elif hit.kind in ("path", "example", "glossary"):
             # A document about several tables lends each of them a share of its score.
             for named in hit.table.split(TABLE_SEPARATOR):
-                scores[(hit.source, named)] += settings.multi_table_weight * hit.score
+                shared[(hit.source, named)].append(hit.score)
                 reasons[(hit.source, named)].append(f"{hit.kind} document matched")
         # A source card votes for its database (see source_choice) and names no table.
+    for key, lent in shared.items():
+        # Hits come best first; `shared_documents` caps how many count, so that a hub named
+        # by many join paths does not outweigh one table whose own card matched.
+        counted = lent if settings.shared_documents is None else lent[: settings.shared_documents]
+        scores[key] += settings.multi_table_weight * sum(counted)
     for key, cols in column_hits.items():
         scores[key] += settings.column_weight * best_distinct(cols, asked, tuning)
         # A column matched by its document and by its values document is named once.

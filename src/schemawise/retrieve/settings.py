@@ -94,6 +94,8 @@ class ContextSettings:
     column_weight: float = 0.9
     # Share of a path, example or glossary document's score each table it names receives.
     multi_table_weight: float = 0.3
+    # How many of those documents count for one table, best first (None: all of them).
+    shared_documents: int | None = None
     name_bonus: float = 0.02
     # Added to a table for each of its columns written out in the question or evidence as an
     # identifier (`convertedManaCost`, `statusId`), split among the tables having that column.
