@@ -179,7 +179,8 @@ def model_spec(model: str | None = None) -> str:
 
 
 def get_embedder(model: str | None = None) -> Embedder:
-    """`wordllama-l2-256` (default), `all-minilm-l6-v2` (local, numpy), or
+    """`wordllama-l2-256` (default), `all-minilm-l6-v2` (local, numpy),
+    `all-minilm-l6-v2-int8` (local, onnxruntime: the `onnx` extra), or
     `openai:<model>:<dim>` with SCHEMAWISE_OPENAI_BASE_URL and SCHEMAWISE_OPENAI_API_KEY (or
     OPENAI_API_KEY)."""
     model = model_spec(model)
@@ -192,6 +193,10 @@ def get_embedder(model: str | None = None) -> Embedder:
         from schemawise.index.minilm import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()
+    elif model == "all-minilm-l6-v2-int8":
+        from schemawise.index.onnx_minilm import OnnxMiniLMEmbedder
+
+        embedder = OnnxMiniLMEmbedder()
     elif model.startswith("openai:"):
         parts = model.split(":")
         if len(parts) != 3 or not parts[2].isdigit():
@@ -209,7 +214,8 @@ def get_embedder(model: str | None = None) -> Embedder:
     else:
         raise EmbeddingError(
             f"Unknown embedding model {model!r}.",
-            f"Use {DEFAULT_MODEL} (local), all-minilm-l6-v2 (local) or openai:<model>:<dimension>.",
+            f"Use {DEFAULT_MODEL} (local), all-minilm-l6-v2 (local), all-minilm-l6-v2-int8 "
+            "(local, onnxruntime) or openai:<model>:<dimension>.",
             retryable=False,
         )
     _CACHE[model] = embedder
