@@ -6,6 +6,7 @@ dependency, sentence-transformers, would bring PyTorch and is not needed here)."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -59,6 +60,23 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarra
     return result
 
 
+def embed_in_batches(
+    tokenizer: Any, texts: list[str], dim: int, forward: Callable[[list[list[int]]], np.ndarray]
+) -> np.ndarray:
+    """Tokenise, run `forward` over batches of token ids, and put the rows back in order.
+    Batches of similar length waste little on padding."""
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    encoded = [e.ids for e in tokenizer.encode_batch([t or " " for t in texts])]
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+    for start in range(0, len(order), BATCH):
+        chunk = order[start : start + BATCH]
+        out[chunk] = forward([encoded[i] for i in chunk])
+    result: np.ndarray = out
+    return result
+
+
 @dataclass
 class MiniLMEmbedder:
     name: str = MODEL_NAME
@@ -81,16 +99,7 @@ class MiniLMEmbedder:
         self._tokenizer = tokenizer
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        encoded = [e.ids for e in self._tokenizer.encode_batch([t or " " for t in texts])]
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # Batches of similar length waste little on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        for start in range(0, len(order), BATCH):
-            chunk = order[start : start + BATCH]
-            out[chunk] = self._forward([encoded[i] for i in chunk])
-        return out
+        return embed_in_batches(self._tokenizer, texts, self.dim, self._forward)
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
         w = self._weights

