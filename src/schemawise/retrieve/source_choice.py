@@ -80,18 +80,6 @@ def coverage(found: dict[str, set[str]], in_scope: int) -> dict[str, float]:
     return {s: sum(weight[w] for w in words) / total for s, words in found.items()}
 
 
-def choose_source(
-    by_source: dict[str, list[float]],
-    scores: dict[tuple[str, str], float],
-    coverage: dict[str, float] | None = None,
-    named: dict[str, int] | None = None,
-    written: dict[str, float] | None = None,
-    tuning: RetrievalSettings = RETRIEVAL,
-) -> str:
-    """The database a question is about: the first of `rank_sources`."""
-    return rank_sources(by_source, scores, coverage, named, written, tuning)[0][0]
-
-
 def rank_sources(
     by_source: dict[str, list[float]],
     scores: dict[tuple[str, str], float],
