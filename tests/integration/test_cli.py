@@ -149,10 +149,23 @@ def test_linking_bench_runs_the_pipeline(bench_dir: Path, schemawise_home: Path)
     result = runner.invoke(
         app,
         ["bench", "linking", "--dataset", "spider", "--data", str(bench_dir / "spider"),
-         "--limit", "40", "--json"],
+         "--limit", "40", "--items", str(schemawise_home / "items.jsonl"), "--json"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
+    items = [
+        json.loads(line) for line in (schemawise_home / "items.jsonl").read_text().splitlines()
+    ]
+    asked = [i for i in items if i["set"] == "benchmark"]
+    assert len(asked) == 40
+    # Each pack's columns beside the gold ones, for studying column rules offline.
+    for item in asked:
+        columns = item["columns"]
+        kept = {(t.lower(), c.lower()) for t, c, _, _ in columns["kept"]}
+        assert {tuple(k) for k in columns["keys"]} <= kept
+        assert columns["database_columns"] >= len(kept)
+    assert sum(bool(item["columns"]["gold"]) for item in asked) >= 30  # `count(*)` has none
+    assert sum(item["strict_table"] for item in asked) >= 30
     assert doc["questions"] == 40 and doc["databases"] >= 1
     ours = doc["schemawise"]
     assert 0.0 <= ours["strict_table_recall"] <= 1.0

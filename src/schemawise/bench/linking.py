@@ -321,10 +321,23 @@ def _run(
                     len(gold_columns & kept_cols) / len(gold_columns) if gold_columns else 1.0
                 )
             rows.append(row)
-            written.append({"set": "benchmark", "number": number, "database": case.db_id,
-                            "question": case.question, "empty": not pack.tables,
-                            "strict_table": row["strict_table"], "right_database": right_db,
-                            "relevance": _measures(pack)})  # fmt: skip
+            item: dict[str, Any] = {
+                "set": "benchmark", "number": number, "database": case.db_id,
+                "question": case.question, "empty": not pack.tables,
+                "strict_table": row["strict_table"], "right_database": right_db,
+                "relevance": _measures(pack),
+            }  # fmt: skip
+            if right_db and case.gold_columns is not None:
+                # What column rules are studied on: each kept column with its tier and reason,
+                # beside the gold columns and the keys pruning keeps whatever the question.
+                item["columns"] = {
+                    "tables": [t.name for t in pack.tables],
+                    "kept": [[c.table, c.name, c.tier, c.reason] for c in pack.columns],
+                    "gold": sorted(gold_columns),
+                    "keys": sorted(keys),
+                    "database_columns": total_cols,
+                }
+            written.append(item)
             if baselines:
                 text = f"{case.question} {case.evidence}".strip()
                 vector = embedder.embed([text])[0]
