@@ -47,12 +47,61 @@ def test_opening_example_warns_of_double_counting() -> None:
 
 def test_weak_guess_loses_to_declared_path() -> None:
     graph = SHOP.model_copy(deep=True)
+    graph.tables.append(t("segments"))
+    graph.edges.append(e("customers", "segments", "segment_id"))
     graph.edges.append(
-        e("order_items", "regions", "region_id", source="value_overlap", confidence=0.3)
+        e("order_items", "segments", "segment_id", source="value_overlap", confidence=0.3)
     )
-    path = connecting_tree(graph, ["order_items", "regions"])
-    assert path.tables == ["order_items", "orders", "shipments", "regions"]
+    path = connecting_tree(graph, ["order_items", "segments"])
+    assert path.tables == ["order_items", "orders", "customers", "segments"]
     assert {x.source for x in path.edges} == {"foreign_key"}
+
+
+# The demo's trap: customers and sales reps both belong to a region, and customers name
+# their rep by a declared key that the data shows is not unique on the reps' side (N:M).
+REPS = SchemaGraph(
+    tables=[t(n) for n in ["customers", "sales_reps", "regions", "orders", "shipments"]],
+    edges=[
+        e("customers", "regions", "region_id"),
+        e("sales_reps", "regions", "region_id"),
+        e("customers", "sales_reps", "rep_id", card="many_to_many"),
+        e("orders", "customers", "customer_id"),
+        e("shipments", "orders", "order_id"),
+        e("shipments", "regions", "region_id"),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("tables", "expected"),
+    [
+        # Through the region every customer would pair with every rep of it.
+        (["customers", "sales_reps"], {("customers", "sales_reps")}),
+        # Shipments belong to orders; meeting customers at their region is a chasm.
+        (
+            ["customers", "sales_reps", "orders", "shipments", "regions"],
+            {("customers", "sales_reps"), ("orders", "customers"), ("shipments", "orders"),
+             ("customers", "regions")},
+        ),
+    ],
+)  # fmt: skip
+def test_a_shared_parent_is_not_a_join_between_its_children(
+    tables: list[str], expected: set[tuple[str, str]]
+) -> None:
+    path = connecting_tree(REPS, tables)
+    edges = {(x.left, x.right) for x in path.edges}
+    assert len(edges) == len(expected)
+    # The region may hang off the customers or the reps: either is one join, no chasm.
+    assert edges - {("customers", "regions"), ("sales_reps", "regions")} == expected - {
+        ("customers", "regions")
+    }
+
+
+def test_a_shared_parent_is_used_when_nothing_else_joins() -> None:
+    graph = SchemaGraph(tables=REPS.tables, edges=REPS.edges[:2])
+    path = connecting_tree(graph, ["customers", "sales_reps"])
+    assert path.tables == ["customers", "regions", "sales_reps"]
+    assert any("both many per regions" in w for w in path.warnings)
 
 
 def test_confident_inference_beats_a_longer_declared_path() -> None:
