@@ -16,7 +16,7 @@ import yaml
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
 from schemawise.graph.paths import connecting_tree
 from schemawise.prune.columns import join_keys_of, kept_keys
-from schemawise.retrieve.budget import fit_budget
+from schemawise.retrieve.budget import fit_budget, without
 from schemawise.retrieve.pack import ColumnChoice, ContextPack, TableChoice
 from schemawise.retrieve.render import count_tokens, render, with_text
 
@@ -149,12 +149,40 @@ def test_every_budget_keeps_the_promises(path: Path, budget: int) -> None:
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
-def test_a_larger_budget_drops_a_prefix_of_what_a_smaller_one_drops(path: Path) -> None:
+def test_what_is_dropped_is_in_cut_order_and_nothing_else_fits_back(path: Path) -> None:
     _, graph, pack = _load(path)
-    everything = fit_budget(pack, graph, 0).dropped
+    everything = [(d.kind, d.name) for d in fit_budget(pack, graph, 0).dropped]
     for budget in range(0, pack.tokens + 2, 3):
-        dropped = fit_budget(pack, graph, budget).dropped
-        assert dropped == everything[: len(dropped)]
+        fitted = fit_budget(pack, graph, budget)
+        dropped = [(d.kind, d.name) for d in fitted.dropped]
+        # The parts taken out, in the order the cuts take them (a subsequence of all cuts).
+        assert dropped == [part for part in everything if part in dropped]
+        # The pack is exactly the pack handed in without them.
+        assert fitted.text == without(pack, graph, fitted.dropped).text
+        if fitted.over_budget:
+            continue
+        # None of them could have stayed: each alone put back is over the budget, or shows
+        # nothing (values beside a column that went, a table joined to none left).
+        for part in fitted.dropped:
+            back = without(pack, graph, [d for d in fitted.dropped if d != part])
+            stranded = part.kind == "table" and part.name in _joined(pack) and (
+                part.name not in _joined(back)
+            )
+            assert back.tokens > budget or back.text == fitted.text or stranded, (
+                f"{part.kind}:{part.name} fits back at {budget}"
+            )
+
+
+@pytest.mark.parametrize("budget", [150, 250, 300])
+def test_a_table_going_leaves_no_budget_unused_that_smaller_parts_could_use(budget: int) -> None:
+    _, graph, pack = _load(FIXTURES[0])
+    fitted = fit_budget(pack, graph, budget)
+    assert fitted.tokens <= budget
+    # Whatever smaller part is still out would not fit: the budget is used, not wasted.
+    small = [d for d in fitted.dropped if d.kind in ("example", "values", "definition")]
+    for part in small:
+        back = without(pack, graph, [d for d in fitted.dropped if d != part])
+        assert back.tokens > budget or back.text == fitted.text
 
 
 def test_warnings_are_worked_out_again_for_the_tables_left() -> None:

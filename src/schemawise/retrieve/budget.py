@@ -16,7 +16,13 @@ it), taking parts out in this order, each kind to the end before the next:
 6. the first table's columns other than its keys and join columns, the last first, keeping
    at least one.
 
-What is left after that — the first table with its primary key and join columns (or its best
+Cutting whole kinds in turn can overshoot: a table going may free far more than the budget
+needed. So what was taken out is then offered back, the last taken first (the most needed
+first: the first table's columns, then tables from the highest score down, definitions,
+columns, value meanings, values, examples), each part kept back in if the pack still fits — a
+table only where it joins a table left, a column's values only beside a column left.
+
+What is left after the cuts — the first table with its primary key and join columns (or its best
 column when it has none) — is the smallest honest pack: a table without its keys cannot be
 joined or counted right, and a table without columns says nothing. When even that is over the
 budget, it is returned as it is with `over_budget` true, not cut further and not silently:
@@ -51,9 +57,70 @@ def fit_budget(pack: ContextPack, graph: SchemaGraph, budget: int) -> ContextPac
         dropped.append(cut)
         _measure(fitted, graph)
     fitted.dropped = dropped
-    fitted.truncated = bool(dropped)
+    if dropped and fitted.tokens <= budget:
+        fitted = _refilled(pack, graph, budget, dropped)
+    fitted.budget = budget
+    fitted.truncated = bool(fitted.dropped)
     fitted.over_budget = fitted.tokens > budget
     return fitted
+
+
+def _refilled(
+    pack: ContextPack, graph: SchemaGraph, budget: int, dropped: list[DroppedPart]
+) -> ContextPack:
+    """The pack without `dropped`, after each part was offered back, the last dropped first."""
+    out = list(dropped)
+    fitted = without(pack, graph, out)
+    for part in reversed(dropped):
+        rest = [d for d in out if d != part]
+        candidate = without(pack, graph, rest)
+        if candidate.tokens <= budget and _shows(candidate, pack, part):
+            out, fitted = rest, candidate
+    return fitted
+
+
+def without(pack: ContextPack, graph: SchemaGraph, parts: list[DroppedPart]) -> ContextPack:
+    """`pack` with these parts taken out (tables in the order given), measured, and saying so:
+    what the cuts leave is exactly this pack of what they took."""
+    out = {(d.kind, d.name) for d in parts}
+    fitted = pack.model_copy(deep=True)
+    fitted.examples = [e for e in fitted.examples if ("example", _first_line(e)) not in out]
+    for column in fitted.columns:
+        if ("values", f"{column.table}.{column.name}") in out:
+            column.values = []
+    fitted.value_mappings = {
+        k: v for k, v in fitted.value_mappings.items() if ("value_mapping", k) not in out
+    }
+    fitted.columns = [c for c in fitted.columns if ("column", f"{c.table}.{c.name}") not in out]
+    fitted.definitions = [
+        d for d in fitted.definitions if ("definition", d.split(":", 1)[0]) not in out
+    ]
+    for part in parts:
+        if part.kind == "table":
+            _drop_table(fitted, part.name)
+    fitted.dropped = list(parts)
+    _measure(fitted, graph)
+    return fitted
+
+
+def _shows(candidate: ContextPack, pack: ContextPack, part: DroppedPart) -> bool:
+    """The part put back shows in the pack: its column or table is there, and a table put back
+    joins the others (or joined none in the pack handed in)."""
+    if part.kind in ("values", "column"):
+        table, name = part.name.rsplit(".", 1)
+        present = [c for c in candidate.columns if c.table == table and c.name == name]
+        return bool(present) and (part.kind == "column" or bool(present[0].values))
+    if part.kind == "value_mapping":
+        return part.name in candidate.value_mappings
+    if part.kind == "table":
+        return any(t.name == part.name for t in candidate.tables) and (
+            _in_joins(candidate, part.name) or not _in_joins(pack, part.name)
+        )
+    return True
+
+
+def _in_joins(pack: ContextPack, table: str) -> bool:
+    return any(table in (e["left"], e["right"]) for p in pack.join_paths for e in p["edges"])
 
 
 def _measure(pack: ContextPack, graph: SchemaGraph) -> None:
