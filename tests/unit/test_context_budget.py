@@ -165,8 +165,10 @@ def test_what_is_dropped_is_in_cut_order_and_nothing_else_fits_back(path: Path) 
         # nothing (values beside a column that went, a table joined to none left).
         for part in fitted.dropped:
             back = without(pack, graph, [d for d in fitted.dropped if d != part])
-            stranded = part.kind == "table" and part.name in _joined(pack) and (
-                part.name not in _joined(back)
+            stranded = (
+                part.kind == "table"
+                and part.name in _joined(pack)
+                and (part.name not in _joined(back))
             )
             assert back.tokens > budget or back.text == fitted.text or stranded, (
                 f"{part.kind}:{part.name} fits back at {budget}"
