@@ -126,6 +126,11 @@ def print_backfill(console: Console, report: Mapping[str, Any]) -> None:
     print_document(console, rest, indent=1)
 
 
+def _one_line(text: str | None, chars: int = 80) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
+
+
 def print_search(console: Console, result: Mapping[str, Any]) -> None:
     rows = result.get("rows") or []
     if result.get("warning"):
@@ -135,10 +140,15 @@ def print_search(console: Console, result: Mapping[str, Any]) -> None:
         console.print(plain(f"no rows: {reason}"))
         return
     table = Table(show_edge=False)
-    keys = list(dict.fromkeys(k for row in rows for k in row))
-    for key in keys:
-        table.add_column(plain(key))
+    # The matched text columns after the key and score: what the row says, not only its key.
+    texts = list(dict.fromkeys(c for row in rows for c in row.get("text", {})))
+    keys = [k for k in dict.fromkeys(k for row in rows for k in row) if k != "text"]
+    for key in [*keys[:2], *texts, *keys[2:]]:
+        table.add_column(plain(key), overflow="fold" if key in texts else "ellipsis")
     for row in rows:
-        table.add_row(*(plain(number(row.get(k))) for k in keys))
+        said = row.get("text", {})
+        values = [number(row.get(k)) for k in keys]
+        shown = [*values[:2], *(_one_line(said.get(c)) for c in texts), *values[2:]]
+        table.add_row(*(plain(v) for v in shown))
     console.print(table)
     console.print(plain(f"{len(rows)} row{'s' if len(rows) != 1 else ''} ({result['mode']})"))

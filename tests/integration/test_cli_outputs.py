@@ -151,6 +151,9 @@ def test_rows_commands(rows_url: str) -> None:
     text, doc = both(["rows", "search", rows_url, table, "nurse", "--tenant", "1"])
     assert "uncalibrated" in text
     assert_matches("rows search --json", doc)
+    # People see what each row says (its searched text), not only its key.
+    assert "title" in text and "description" in text
+    assert doc["rows"] and all(set(r["text"]) == {"title", "description"} for r in doc["rows"])
     # Disabling twice is an error: once for people, enable again, once for scripts.
     human = runner.invoke(app, ["rows", "disable", rows_url, table])
     assert human.exit_code == 0 and human.stdout.strip() == f"row search removed from {table}"

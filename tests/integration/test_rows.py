@@ -384,6 +384,13 @@ def test_search_is_tenant_scoped_complete_and_can_be_empty(rows_db: str) -> None
             (keys,),
         ).fetchall()
         assert owners == [small_owner]
+        # Each hit carries the text it was found by, as the table holds it (cut to 300).
+        said = dict(conn.execute(
+            "SELECT assignment_id, left(description, 300) FROM recruiting.assignments "
+            "WHERE assignment_id = ANY(%s)", (keys,),
+        ).fetchall())  # fmt: skip
+        assert [r["text"]["description"] for r in result.rows] == [said[k] for k in keys]
+        assert all(set(r["text"]) == set(config.text_columns) for r in result.rows)
         # A calibrated threshold makes "nothing relevant" an empty answer.
         conn.execute("UPDATE schemawise.rows_config SET threshold = 0.05, calibrated_at = now()")
         conn.commit()

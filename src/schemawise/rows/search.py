@@ -189,6 +189,7 @@ def search(
             # pgvector < 0.8 cannot keep scanning: an exact scan is complete for selective filters.
             conn.execute("SET LOCAL enable_indexscan = off")
         rows = conn.execute(statement, params).fetchall()
+        texts = _texts(conn, config, [r[0] for r in rows])
     result = SearchResult(
         table=config.table, query=query, tenant=tenant, mode=settings.mode,
         threshold=threshold, calibrated=config.calibrated,
@@ -200,6 +201,7 @@ def search(
             "distance": None if r[2] is None else round(float(r[2]), 4),
             "dense_rank": r[3],
             "lexical_rank": r[4],
+            "text": texts.get(r[0], {}),
         }
         for r in rows
     ]
@@ -210,6 +212,28 @@ def search(
             else "no row matches"
         )
     return result
+
+
+# How much of each matched text column a hit carries: enough to see why it matched.
+TEXT_CHARS = 300
+
+
+def _texts(
+    conn: psycopg.Connection[Any], config: RowsConfig, keys: list[Any]
+) -> dict[Any, dict[str, str | None]]:
+    """The text columns of the rows found (what the search matched), each cut at TEXT_CHARS:
+    a person reads why a row came back, not only its key."""
+    if not keys:
+        return {}
+    columns = pgsql.SQL(", ").join(
+        pgsql.SQL("left({}::text, %(chars)s)").format(pgsql.Identifier(c))
+        for c in config.text_columns
+    )
+    statement = pgsql.SQL(
+        "SELECT {key}, {columns} FROM {table} WHERE {key} = ANY(%(keys)s)"
+    ).format(key=config.key(), columns=columns, table=config.ref())
+    found = conn.execute(statement, {"keys": keys, "chars": TEXT_CHARS}).fetchall()
+    return {row[0]: dict(zip(config.text_columns, row[1:], strict=True)) for row in found}
 
 
 def _columns(conn: psycopg.Connection[Any], config: RowsConfig) -> list[str]:
