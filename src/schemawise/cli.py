@@ -1139,6 +1139,13 @@ def bench_linking(
             help="How many join-path, example and glossary documents count for one table.",
         ),
     ] = None,
+    reworded: Annotated[
+        Path | None,
+        typer.Option(
+            "--reworded",
+            help="Ask these rewordings instead (JSONL {number, question}; gold unchanged).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Schema linking: strict table and column recall of the context pack, and its size.
@@ -1146,6 +1153,8 @@ def bench_linking(
     \b
     Examples:
       schemawise bench linking --dataset spider --data ../shared/bench/spider --union --json
+      schemawise bench linking --dataset spider --data ../shared/bench/spider --union \\
+        --reworded src/schemawise/bench/synonyms_spider.jsonl
     """
     from schemawise.bench import linking
 
@@ -1160,6 +1169,7 @@ def bench_linking(
             items=items,
             relevance_floor=relevance_floor,
             shared_documents=shared_documents,
+            reworded=reworded,
             progress=say,
         ),
         as_json,

@@ -176,3 +176,38 @@ def test_linking_bench_runs_the_pipeline(bench_dir: Path, schemawise_home: Path)
     assert 0.0 < ours["column_share_pooled"] <= 1.0
     assert set(doc["baselines_strict_table_recall"]) == {"bm25", "dense", "fused"}
     assert _index_state(url) == before  # the benchmark left the user's index as it found it
+
+
+def test_linking_bench_asks_reworded_questions(
+    bench_dir: Path, schemawise_home: Path, tmp_path: Path
+) -> None:
+    dev = json.loads((bench_dir / "spider" / "dev.json").read_text())
+    reworded = tmp_path / "reworded.jsonl"
+    reworded.write_text(
+        json.dumps({"number": 0, "question": "How many vocalists do we have?"}) + "\n"
+        + json.dumps({"number": 7, "question": dev[7]["question"].upper()}) + "\n"
+    )  # fmt: skip
+    result = runner.invoke(
+        app,
+        ["bench", "linking", "--dataset", "spider", "--data", str(bench_dir / "spider"),
+         "--reworded", str(reworded), "--no-baselines", "--limit", "1", "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["questions"] == 1 and doc["reworded"] == str(reworded)
+    # Every database of the dataset is indexed, whatever few questions are asked.
+    assert doc["databases"] == len({item["db_id"] for item in dev})
+    reworded.write_text('{"number": 99999, "question": "x"}\n')
+    outside = runner.invoke(
+        app,
+        ["bench", "linking", "--dataset", "spider", "--data", str(bench_dir / "spider"),
+         "--reworded", str(reworded)],
+    )  # fmt: skip
+    assert outside.exit_code == 2 and "outside the dataset" in " ".join(outside.output.split())
+    reworded.write_text("not json\n")
+    broken = runner.invoke(
+        app,
+        ["bench", "linking", "--dataset", "spider", "--data", str(bench_dir / "spider"),
+         "--reworded", str(reworded)],
+    )  # fmt: skip
+    assert broken.exit_code == 2 and "is not a reworded question" in " ".join(broken.output.split())

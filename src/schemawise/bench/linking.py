@@ -10,7 +10,7 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ from schemawise.db.sqlite import SQLiteSource
 from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
 from schemawise.enrich.metadata import Metadata
 from schemawise.enrich.profile import ColumnProfile, profile_source
+from schemawise.errors import SchemawiseError
 from schemawise.eval import spider2
 from schemawise.eval.datasets import Dataset, Example, database_path, load_examples
 from schemawise.graph.extract import ExtractOptions, extract_graph
@@ -103,10 +104,42 @@ def ddl_document(source: str, table: Table) -> Document:
     )  # fmt: skip
 
 
+def load_reworded(path: Path) -> dict[int, str]:
+    """A reworded question set: JSONL of {number, question}, `number` the question's 0-based
+    position in the dataset's file (its gold query stays the gold)."""
+    reworded: dict[int, str] = {}
+    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            reworded[int(entry["number"])] = str(entry["question"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            raise SchemawiseError(
+                f"{path}:{line_number} is not a reworded question.",
+                'Each line is {"number": 7, "question": "…"}: the position in the dataset and '
+                "the new wording.",
+            ) from None
+    return reworded
+
+
 def _spider_or_bird(
-    dataset: Dataset, data: Path, limit: int | None
+    dataset: Dataset, data: Path, limit: int | None, reworded: dict[int, str] | None = None
 ) -> tuple[dict[str, BenchDatabase], list[Case], int]:
-    examples: list[Example] = load_examples(dataset, data)[:limit]
+    every: list[Example] = load_examples(dataset, data)
+    if reworded is None:
+        examples = every[:limit]
+        asked = examples
+    else:
+        # Every database of the dataset is indexed; only the reworded questions are asked.
+        missing = [n for n in reworded if not 0 <= n < len(every)]
+        if missing:
+            raise SchemawiseError(
+                f"Reworded question numbers outside the dataset: {missing[:5]}.",
+                f"Numbers are 0-based positions among its {len(every)} questions.",
+            )
+        examples = every
+        asked = [replace(every[n], question=q) for n, q in sorted(reworded.items())][:limit]
     databases: dict[str, BenchDatabase] = {}
     tables_file = data / ("tables.json" if dataset == "spider" else "dev_tables.json")
     for db_id in sorted({e.db_id for e in examples}):
@@ -123,7 +156,7 @@ def _spider_or_bird(
             graph, descriptions, samples=sample_values(meta), listed=graph.tables, meta=meta
         )
     cases, skipped = [], 0
-    for example in examples:
+    for example in asked:
         gold = gold_links(example.sql, databases[example.db_id].graph)
         if gold is None or not gold[0]:
             skipped += 1
@@ -211,6 +244,7 @@ def run(
     items: Path | None = None,
     relevance_floor: bool = False,
     shared_documents: int | None = None,
+    reworded: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The benchmark's documents live in a scratch database: the user's index is untouched.
@@ -220,7 +254,7 @@ def run(
         return _run(
             url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,
             items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
-            progress=progress,
+            reworded=reworded, progress=progress,
         )  # fmt: skip
 
 
@@ -236,6 +270,7 @@ def _run(
     items: Path | None = None,
     relevance_floor: bool = False,
     shared_documents: int | None = None,
+    reworded: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
@@ -245,9 +280,14 @@ def _run(
     embedder = get_embedder()
     say("reading databases")
     if dataset == "spider2":
+        if reworded is not None:
+            raise SchemawiseError(
+                "Reworded questions are for Spider and BIRD.", "Use --dataset spider or bird."
+            )
         databases, cases, skipped = _spider2(data, limit)
     else:
-        databases, cases, skipped = _spider_or_bird(dataset, data, limit)
+        wording = load_reworded(reworded) if reworded is not None else None
+        databases, cases, skipped = _spider_or_bird(dataset, data, limit, wording)
     numbered = [(n, c) for n, c in enumerate(cases) if in_half(n, half)]
     written: list[dict[str, Any]] = []
     graphs = {db_id: d.graph for db_id, d in databases.items()}
@@ -388,6 +428,7 @@ def _run(
         "half": half,
         "relevance_floor": relevance_floor,
         "shared_documents": settings.shared_documents,
+        "reworded": str(reworded) if reworded is not None else None,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),
         "tables_listed": sum(len(d.listed) for d in databases.values()),
