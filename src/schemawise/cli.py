@@ -1146,6 +1146,10 @@ def bench_linking(
             help="Ask these rewordings instead (JSONL {number, question}; gold unchanged).",
         ),
     ] = None,
+    lexicon: Annotated[
+        float | None,
+        typer.Option("--lexicon", help="Read unknown question words as schema words this similar."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Schema linking: strict table and column recall of the context pack, and its size.
@@ -1170,6 +1174,7 @@ def bench_linking(
             relevance_floor=relevance_floor,
             shared_documents=shared_documents,
             reworded=reworded,
+            lexicon=lexicon,
             progress=say,
         ),
         as_json,

@@ -245,6 +245,7 @@ def run(
     relevance_floor: bool = False,
     shared_documents: int | None = None,
     reworded: Path | None = None,
+    lexicon: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The benchmark's documents live in a scratch database: the user's index is untouched.
@@ -254,7 +255,7 @@ def run(
         return _run(
             url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,
             items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
-            reworded=reworded, progress=progress,
+            reworded=reworded, lexicon=lexicon, progress=progress,
         )  # fmt: skip
 
 
@@ -271,10 +272,13 @@ def _run(
     relevance_floor: bool = False,
     shared_documents: int | None = None,
     reworded: Path | None = None,
+    lexicon: float | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
-    settings = ContextSettings(relevance_floor=DEFAULT_FLOOR if relevance_floor else None)
+    settings = ContextSettings(
+        relevance_floor=DEFAULT_FLOOR if relevance_floor else None, lexicon=lexicon
+    )
     if shared_documents is not None:
         settings.shared_documents = shared_documents
     embedder = get_embedder()
@@ -429,6 +433,7 @@ def _run(
         "relevance_floor": relevance_floor,
         "shared_documents": settings.shared_documents,
         "reworded": str(reworded) if reworded is not None else None,
+        "lexicon": lexicon,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),
         "tables_listed": sum(len(d.listed) for d in databases.values()),

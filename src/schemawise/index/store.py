@@ -392,6 +392,15 @@ def lexemes(conn: psycopg.Connection[Any], text: str) -> set[str]:
     return set(row[0]) if row and row[0] else set()
 
 
+def word_lexemes(conn: psycopg.Connection[Any], words: Sequence[str]) -> dict[str, set[str]]:
+    """Each word → its lexemes as the index stores words (none for a stop word)."""
+    rows = conn.execute(
+        "SELECT w, tsvector_to_array(to_tsvector('english', w)) FROM unnest(%s::text[]) AS w",
+        (list(words),),
+    ).fetchall()
+    return {word: set(found or []) for word, found in rows}
+
+
 def words_found(
     conn: psycopg.Connection[Any], text: str, sources: Sequence[str] | None
 ) -> dict[str, set[str]]:

@@ -25,10 +25,12 @@ from schemawise.enrich.metadata import Metadata
 from schemawise.errors import SchemawiseError
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
+from schemawise.index import store
 from schemawise.index.embed import Embedder
 from schemawise.retrieve.budget import fit_budget
 from schemawise.retrieve.column_choice import choose_columns
 from schemawise.retrieve.evidence import table_evidence
+from schemawise.retrieve.lexicon import schema_readings, unknown_words
 from schemawise.retrieve.notes import Notes, definition_tables, metadata_notes, small_schema_note
 from schemawise.retrieve.pack import (
     ALTERNATIVES,
@@ -67,7 +69,17 @@ def build_context(
     settings = settings or ContextSettings()
     # Retrieval sees one entry per sharded family, as the index does.
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
-    words = read_question(question, evidence)
+    readings: dict[str, str] = {}
+    if settings.lexicon is not None:
+        # Only words the searched index never saw (in names, descriptions or values) are read
+        # as schema words: a value ("APG") or a word of a description is already found.
+        candidates = unknown_words(f"{question} {evidence}")
+        seen = set().union(*store.words_found(conn, " ".join(candidates), sources).values())
+        lexemes = store.word_lexemes(conn, candidates)
+        unseen = [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
+        searched = [graphs[s] for s in (sources or graphs) if s in graphs]
+        readings = schema_readings(unseen, searched, embedder, settings.lexicon)
+    words = read_question(question, evidence, tuple(sorted(set(readings.values()))))
     search = Search(
         words.lexical, words.vocabulary, embedder.embed([words.text])[0], sources,
         settings.candidates,

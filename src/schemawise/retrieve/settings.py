@@ -110,3 +110,6 @@ class ContextSettings:
     # (retrieve/relevance.py). Off by default: with today's embedder it cannot tell a
     # synonym question ("how many staffs") from an off-topic one (docs/benchmarks.md).
     relevance_floor: RelevanceFloor | None = None
+    # A question word no searched schema uses is also read as the nearest schema word when at
+    # least this similar (retrieve/lexicon.py); None: off.
+    lexicon: float | None = None

@@ -131,11 +131,14 @@ class QuestionWords:
     named: set[str]
 
 
-def read_question(question: str, evidence: str = "") -> QuestionWords:
+def read_question(
+    question: str, evidence: str = "", readings: tuple[str, ...] = ()
+) -> QuestionWords:
     text = f"{question} {evidence}".strip()
-    # Lexical matching also sees the words the question implies (`tallest` → height); the
-    # embedding reads the question as written (adding them there measured slightly worse).
-    searched = with_split_identifiers(with_implied_words(text))
+    # Lexical matching also sees the words the question implies (`tallest` → height) and the
+    # schema words its unknown words read as (retrieve/lexicon.py); the embedding reads the
+    # question as written (adding implied words there measured slightly worse).
+    searched = " ".join([with_split_identifiers(with_implied_words(text)), *readings])
     return QuestionWords(
         text=text,
         searched=searched,

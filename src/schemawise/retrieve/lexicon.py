@@ -1,0 +1,80 @@
+"""The schema's own lexicon: a question word no searched schema uses is read as the schema
+word nearest to it by the embedder ("vocalists" → singer, "arenas" → stadium), so that a user
+who does not know the schema's words still finds its tables.
+
+Words are compared one by one, not as sentences: a sentence embedding of "how many vocalists"
+is far from a card about singers, while the word "vocalists" is nearest to "singer" among the
+few hundred words a database's tables and columns are named with. The lexicon is each graph's
+own identifier words, embedded once per graph (and embedder) and kept with it; no list of
+English words is involved.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from schemawise.graph.model import SchemaGraph
+from schemawise.graph.naming import singular
+from schemawise.retrieve.words import content_words, identifier_words
+
+if TYPE_CHECKING:  # the embedder is handed in: this stage does no I/O of its own
+    from schemawise.index.embed import Embedder
+
+# Shorter identifier words are abbreviations and codes (`id`, `no`, `fk`): not worth matching.
+MIN_LETTERS = 3
+
+
+def schema_words(graph: SchemaGraph) -> list[str]:
+    """The words the graph's tables and columns are named with, sorted."""
+    found: set[str] = set()
+    for table in graph.tables:
+        found |= identifier_words(table.name.rsplit(".", 1)[-1])
+        for column in table.columns:
+            found |= identifier_words(column.name)
+    return sorted(w for w in found if len(w) >= MIN_LETTERS and w.isalpha())
+
+
+def _lexicon(graph: SchemaGraph, embedder: Embedder) -> tuple[list[str], np.ndarray]:
+    def build(g: SchemaGraph) -> tuple[list[str], np.ndarray]:
+        words = schema_words(g)
+        if not words:
+            return words, np.zeros((0, embedder.dim))
+        return words, _unit(embedder.embed(words))
+
+    return graph.cached(f"lexicon:{embedder.name}", build)
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return array / np.where(norms == 0, 1.0, norms)
+
+
+def unknown_words(text: str) -> list[str]:
+    """The content words of `text` that may be read as schema words (letters only, not short)."""
+    return sorted({w for w in content_words(text) if w.isalpha() and len(w) >= MIN_LETTERS})
+
+
+def schema_readings(
+    words: list[str], graphs: list[SchemaGraph], embedder: Embedder, threshold: float
+) -> dict[str, str]:
+    """Each of `words` that no graph's lexicon holds → the lexicon word nearest to it over all
+    the graphs, when at least `threshold` similar (cosine)."""
+    lexicons = [_lexicon(g, embedder) for g in graphs]
+    known = {w for names, _ in lexicons for w in names}
+    unknown = [w for w in words if w not in known and singular(w) not in known]
+    if not unknown:
+        return {}
+    asked = _unit(embedder.embed(unknown))
+    best: dict[str, tuple[float, str]] = {}
+    for names, vectors in lexicons:
+        if not names:
+            continue
+        similarity = asked @ vectors.T
+        for i, word in enumerate(unknown):
+            j = int(np.argmax(similarity[i]))
+            if similarity[i, j] >= threshold and similarity[i, j] > best.get(word, (-1.0, ""))[0]:
+                best[word] = (float(similarity[i, j]), names[j])
+    return {word: reading for word, (_, reading) in best.items()}

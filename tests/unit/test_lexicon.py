@@ -1,0 +1,105 @@
+"""The schema's own lexicon (retrieve/lexicon.py): unknown question words read as the nearest
+schema word, with a toy embedder whose vectors say which words are alike."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from schemawise.graph.model import Column, SchemaGraph, Table
+from schemawise.retrieve.lexicon import schema_readings, schema_words, unknown_words
+
+# Each word's vector: words on one axis are alike; a word not listed is far from all.
+AXES = {
+    "singer": 0, "vocalist": 0, "vocalists": 0,
+    "stadium": 1, "arena": 1, "arenas": 1,
+    "capacity": 2, "seats": 2,
+    "concert": 3, "name": 4, "year": 5, "song": 6,
+}  # fmt: skip
+
+
+class ToyEmbedder:
+    name = "toy"
+    dim = 8
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dim))
+        for i, text in enumerate(texts):
+            if text in AXES:
+                out[i, AXES[text]] = 1.0
+                out[i, 7] = 0.2  # a little shared meaning, as real vectors have
+            else:
+                out[i, 7] = 1.0
+        return out
+
+
+def graph(*tables: tuple[str, list[str]]) -> SchemaGraph:
+    return SchemaGraph(
+        tables=[
+            Table(name=name, columns=[Column(name=c, type="text") for c in columns])
+            for name, columns in tables
+        ]
+    )
+
+
+CONCERTS = graph(
+    ("singer", ["Singer_ID", "Name", "Song_Name"]),
+    ("stadium", ["Stadium_ID", "Capacity"]),
+    ("concert", ["concert_ID", "Year"]),
+)
+
+
+def test_the_lexicon_is_the_words_tables_and_columns_are_named_with() -> None:
+    assert schema_words(CONCERTS) == [
+        "capacity",
+        "concert",
+        "name",
+        "singer",
+        "song",
+        "stadium",
+        "year",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How many vocalists are there?", {"vocalists": "singer"}),
+        ("arenas with the most seats", {"arenas": "stadium", "seats": "capacity"}),
+        # Words the schema has (in any number) are not read; unlike words are left alone.
+        ("How many singers per stadium?", {}),
+        ("zzqx blorf", {}),
+    ],
+)
+def test_unknown_words_read_as_the_nearest_schema_word(
+    question: str, expected: dict[str, str]
+) -> None:
+    words = unknown_words(question)
+    assert schema_readings(words, [CONCERTS], ToyEmbedder(), threshold=0.5) == expected
+
+
+def test_the_threshold_keeps_weak_readings_out() -> None:
+    # The toy vectors of alike words are 1.0 similar and unlike ones 0.2 / 1.02: below 0.1
+    # every unknown word reads as something, above 0.99 only the alike ones.
+    words = unknown_words("vocalists at zzqx")
+    assert set(schema_readings(words, [CONCERTS], ToyEmbedder(), threshold=0.1)) == {
+        "vocalists", "zzqx"
+    }  # fmt: skip
+    assert schema_readings(words, [CONCERTS], ToyEmbedder(), threshold=0.99) == {
+        "vocalists": "singer"
+    }
+
+
+def test_the_nearest_over_several_schemas_wins_and_each_is_embedded_once() -> None:
+    concerts, other = CONCERTS.model_copy(deep=True), graph(("venue", ["arena_name"]))
+    embedder = ToyEmbedder()
+    readings = schema_readings(unknown_words("vocalists"), [concerts, other], embedder, 0.5)
+    assert readings == {"vocalists": "singer"}
+    # A word another schema holds is not unknown: "arena" is the venue table's own word.
+    assert schema_readings(unknown_words("arena"), [concerts, other], embedder, 0.5) == {}
+    lexicon_calls = [c for c in embedder.calls if "singer" in c or "venue" in c]
+    assert len(lexicon_calls) == 2  # each graph's lexicon once, then kept with the graph
