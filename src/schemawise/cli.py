@@ -1146,10 +1146,12 @@ def bench_linking(
             help="Ask these rewordings instead (JSONL {number, question}; gold unchanged).",
         ),
     ] = None,
-    lexicon: Annotated[
-        float | None,
-        typer.Option("--lexicon", help="Read unknown question words as schema words this similar."),
-    ] = None,
+    no_lexicon: Annotated[
+        bool,
+        typer.Option(
+            "--no-lexicon", help="Do not read unknown question words as the nearest schema words."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Schema linking: strict table and column recall of the context pack, and its size.
@@ -1174,7 +1176,7 @@ def bench_linking(
             relevance_floor=relevance_floor,
             shared_documents=shared_documents,
             reworded=reworded,
-            lexicon=lexicon,
+            lexicon=not no_lexicon,
             progress=say,
         ),
         as_json,

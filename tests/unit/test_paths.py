@@ -91,10 +91,9 @@ def test_a_shared_parent_is_not_a_join_between_its_children(
     path = connecting_tree(REPS, tables)
     edges = {(x.left, x.right) for x in path.edges}
     assert len(edges) == len(expected)
-    # The region may hang off the customers or the reps: either is one join, no chasm.
-    assert edges - {("customers", "regions"), ("sales_reps", "regions")} == expected - {
-        ("customers", "regions")
-    }
+    # An asked-for region hangs off one table by one join (the first asked on a tie): no chasm.
+    assert edges == expected
+    assert sum("regions" in edge for edge in edges) <= 1
 
 
 def test_a_shared_parent_is_used_when_nothing_else_joins() -> None:

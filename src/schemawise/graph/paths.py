@@ -145,18 +145,22 @@ def _without_chasms(g: nx.Graph, names: list[str], tree: nx.Graph) -> nx.Graph:
             continue
         other = _cheapest_tree(rest.subgraph(component), others)
         if hub in names:
-            other = _attach(g.subgraph([*component, hub]), other, hub)
+            other = _attach(g.subgraph([*component, hub]), other, hub, names)
         if _penalised_cost(other) < _penalised_cost(tree):
             tree = other
             avoided.add(hub)
     return tree
 
 
-def _attach(g: nx.Graph, tree: nx.Graph, table: str) -> nx.Graph:
-    """The tree with the cheapest path from `table` to any of its tables added."""
-    _, path = nx.multi_source_dijkstra(g, set(tree.nodes), target=table, weight="weight")
+def _attach(g: nx.Graph, tree: nx.Graph, table: str, names: list[str]) -> nx.Graph:
+    """The tree with the cheapest path from `table` to one of its tables added; on a tie, to
+    the table asked for first (then by name), so that the same question gives the same tree."""
+    distance, paths = nx.single_source_dijkstra(g, table, weight="weight")
+    order = {name: i for i, name in enumerate(names)}
+    reachable = [n for n in tree.nodes if n in distance]
+    nearest = min(reachable, key=lambda n: (round(distance[n], 9), order.get(n, len(order)), n))
     joined = nx.Graph(tree)
-    for a, b in itertools.pairwise(path):
+    for a, b in itertools.pairwise(paths[nearest]):
         joined.add_edge(a, b, **g.edges[a, b])
     return joined
 

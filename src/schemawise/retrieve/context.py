@@ -42,7 +42,7 @@ from schemawise.retrieve.pack import (
 from schemawise.retrieve.reading import Search, read_index
 from schemawise.retrieve.relevance import below_floor, measure
 from schemawise.retrieve.render import with_text
-from schemawise.retrieve.settings import ContextSettings
+from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
 from schemawise.retrieve.source_choice import vote
 from schemawise.retrieve.tables import choose_tables
 from schemawise.retrieve.words import read_question
@@ -70,7 +70,7 @@ def build_context(
     # Retrieval sees one entry per sharded family, as the index does.
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
     readings: dict[str, str] = {}
-    if settings.lexicon is not None:
+    if settings.lexicon:
         # Only words the searched index never saw (in names, descriptions or values) are read
         # as schema words: a value ("APG") or a word of a description is already found.
         candidates = unknown_words(f"{question} {evidence}")
@@ -78,7 +78,7 @@ def build_context(
         lexemes = store.word_lexemes(conn, candidates)
         unseen = [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
         searched = [graphs[s] for s in (sources or graphs) if s in graphs]
-        readings = schema_readings(unseen, searched, embedder, settings.lexicon)
+        readings = schema_readings(unseen, searched, embedder, RETRIEVAL.lexicon_similarity)
     words = read_question(question, evidence, tuple(sorted(set(readings.values()))))
     search = Search(
         words.lexical, words.vocabulary, embedder.embed([words.text])[0], sources,

@@ -27,6 +27,13 @@ class RetrievalSettings:
     # A column hit adding no new column or word counts this much. 7c1b8c5: SpiderUnion .979→.982
     repeated_column: float = 0.5
 
+    # --- The schema's own lexicon (retrieve/lexicon.py)
+    # An unseen question word is read as the nearest schema word at least this similar (cosine,
+    # wordllama). Swept 0.0-0.7 on the even half of bench/synonyms_spider.jsonl: pooled synonym
+    # recall .600 -> .686 (odd, held out: .565 -> .623); SpiderUnion even/odd .9923 -> .9942 /
+    # .9923, BirdUnion .9726 -> .9739 / .9765 -> .9804.
+    lexicon_similarity: float = 0.15
+
     # --- Which database (retrieve/source_choice.py), each vote normalised by the best one's
     # Best document scores summed per database. Not measured separately (5acf6a3).
     top_hits: int = 2
@@ -110,6 +117,5 @@ class ContextSettings:
     # (retrieve/relevance.py). Off by default: with today's embedder it cannot tell a
     # synonym question ("how many staffs") from an off-topic one (docs/benchmarks.md).
     relevance_floor: RelevanceFloor | None = None
-    # A question word no searched schema uses is also read as the nearest schema word when at
-    # least this similar (retrieve/lexicon.py); None: off.
-    lexicon: float | None = None
+    # Read a question word the index never saw as the nearest schema word (retrieve/lexicon.py).
+    lexicon: bool = True
