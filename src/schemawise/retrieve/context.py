@@ -72,8 +72,10 @@ def build_context(
     readings: dict[str, str] = {}
     if settings.lexicon:
         # Only words the searched index never saw (in names, descriptions or values) are read
-        # as schema words: a value ("APG") or a word of a description is already found.
-        candidates = unknown_words(f"{question} {evidence}")
+        # as schema words: a value ("APG") or a word of a description is already found. The
+        # question's words only: evidence is the schema's own terms and formulas (read with
+        # it, BIRD given kept 4.07 tables instead of 3.97 for the same recall).
+        candidates = unknown_words(question)
         seen = set().union(*store.words_found(conn, " ".join(candidates), sources).values())
         lexemes = store.word_lexemes(conn, candidates)
         unseen = [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
