@@ -78,14 +78,18 @@ def context(
     sources: list[str] | None = None,
     budget: int | None = None,
     relevance_floor: bool = False,
+    lexicon: bool = False,
     settings: ContextSettings | None = None,
     index_url: str | None = None,
 ) -> ContextPack:
     """The context pack for a question over the indexed sources (or only `sources`): the
     database, tables with reasons, join paths, pruned columns, definitions and the text.
     `budget` (tokens) overrides the one in `settings`; `relevance_floor` turns on the calibrated
-    floor (an empty pack for a question nothing in the index is about)."""
+    floor (an empty pack for a question nothing in the index is about); `lexicon` reads a
+    question word the index never saw as the nearest schema word (retrieve/lexicon.py)."""
     settings = settings or ContextSettings()
+    if lexicon:
+        settings = replace(settings, lexicon=True)
     if budget is not None:
         settings = replace(settings, budget=budget)
     if relevance_floor:

@@ -617,6 +617,14 @@ def context(
             "empty a question that uses only synonyms of the schema's words).",
         ),
     ] = False,
+    lexicon: Annotated[
+        bool,
+        typer.Option(
+            "--lexicon",
+            help="Also search each question word the index never saw as the nearest word the "
+            'schema is named with ("vocalists" finds singer).',
+        ),
+    ] = False,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -631,7 +639,7 @@ def context(
 
     pack = api.context(
         question, evidence=evidence, sources=source, budget=budget,
-        relevance_floor=relevance_floor, index_url=index_url,
+        relevance_floor=relevance_floor, lexicon=lexicon, index_url=index_url,
     )  # fmt: skip
     if as_json:
         print(pack.model_dump_json(indent=2))
@@ -1146,11 +1154,9 @@ def bench_linking(
             help="Ask these rewordings instead (JSONL {number, question}; gold unchanged).",
         ),
     ] = None,
-    no_lexicon: Annotated[
+    lexicon: Annotated[
         bool,
-        typer.Option(
-            "--no-lexicon", help="Do not read unknown question words as the nearest schema words."
-        ),
+        typer.Option("--lexicon", help="Read unknown question words as the nearest schema words."),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -1176,7 +1182,7 @@ def bench_linking(
             relevance_floor=relevance_floor,
             shared_documents=shared_documents,
             reworded=reworded,
-            lexicon=not no_lexicon,
+            lexicon=lexicon,
             progress=say,
         ),
         as_json,

@@ -72,3 +72,23 @@ def test_with_the_floor_a_question_nothing_answers_gets_an_empty_pack(
                        relevance_floor=True)  # fmt: skip
     assert pack.source is None and not pack.tables, [t.name for t in pack.tables]
     assert pack.empty_reason and pack.relevance is not None
+
+
+# A user's own words for the schema's (retrieve/lexicon.py, `lexicon=True`): each question
+# names its tables only by a synonym the index never saw.
+SYNONYMS = [
+    ("how many songs are on each record", {"Track", "Album"}),
+    ("list the bills of every client", {"Invoice", "Customer"}),
+]
+
+
+@pytest.mark.parametrize(("question", "tables"), SYNONYMS, ids=[q for q, _ in SYNONYMS])
+def test_with_the_lexicon_synonyms_find_their_tables(
+    question: str, tables: set[str], chinook_source: str, embedded_url: str
+) -> None:
+    pack = api.context(question, sources=[chinook_source], index_url=embedded_url, lexicon=True)
+    missing = tables - {t.name for t in pack.tables}
+    assert not missing, f"missing {missing}; the pack holds {[t.name for t in pack.tables]}"
+    # Without it the same words miss a table: the reading is what found it.
+    plain = api.context(question, sources=[chinook_source], index_url=embedded_url)
+    assert tables - {t.name for t in plain.tables}

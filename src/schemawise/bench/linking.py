@@ -245,7 +245,7 @@ def run(
     relevance_floor: bool = False,
     shared_documents: int | None = None,
     reworded: Path | None = None,
-    lexicon: bool = True,
+    lexicon: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The benchmark's documents live in a scratch database: the user's index is untouched.
@@ -272,7 +272,7 @@ def _run(
     relevance_floor: bool = False,
     shared_documents: int | None = None,
     reworded: Path | None = None,
-    lexicon: bool = True,
+    lexicon: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
