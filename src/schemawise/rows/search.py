@@ -189,7 +189,9 @@ def search(
             # pgvector < 0.8 cannot keep scanning: an exact scan is complete for selective filters.
             conn.execute("SET LOCAL enable_indexscan = off")
         rows = conn.execute(statement, params).fetchall()
-        texts = _texts(conn, config, [r[0] for r in rows])
+    # After the scan settings above are gone (with `enable_indexscan` off, a lookup by key
+    # would read the whole table).
+    texts = _texts(conn, config, [r[0] for r in rows])
     result = SearchResult(
         table=config.table, query=query, tenant=tenant, mode=settings.mode,
         threshold=threshold, calibrated=config.calibrated,
