@@ -119,5 +119,5 @@ class ContextSettings:
     relevance_floor: RelevanceFloor | None = None
     # Read a question word the index never saw as the nearest schema word (retrieve/lexicon.py).
     # Off by default: it wins synonym questions and loses none of Spider/BIRD, but costs
-    # Spider 2.0 two questions of 149 (docs/benchmarks.md).
+    # Spider 2.0 a question of 149 net (docs/benchmarks.md).
     lexicon: bool = False
