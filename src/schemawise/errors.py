@@ -57,6 +57,10 @@ class ModelCallError(SchemawiseError):
     """A language model could not be reached, refused, or ran over its budget."""
 
 
+class ModelUnreachableError(ModelCallError):
+    """The model's endpoint did not answer at all: nothing listens there, or its server stopped."""
+
+
 class LocalModelError(SchemawiseError):
     """The local model could not be installed, verified, started, reached or stopped."""
 

@@ -63,3 +63,34 @@ def test_eval_scores_and_resumes(
     assert report["cost"]
     assert asked >= 2 and len(script.requests) == asked  # the second run asked nothing
     assert json.loads(again.output)["metrics"] == report["metrics"]
+
+
+@pytest.mark.slow
+def test_eval_stops_when_nothing_answers_and_keeps_no_failure(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    """A model that is down is not 200 wrong answers: the run stops with the reason, and no
+    question is kept as failed, so the same command resumes once the model is back."""
+    from schemawise.config import home_dir
+
+    db = tmp_path / "league.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.executescript(SCHEMA)
+    golden = tmp_path / "golden.yaml"
+    golden.write_text(
+        f"database: {db}\nitems:\n"
+        "  - {id: goals, question: 'How many goals were scored?', "
+        "gold: SELECT sum(goals) FROM players}\n"
+    )
+    args = ["eval", "--dataset", "golden", "--golden", str(golden), "--json",
+            "--llm", "openai-compatible:down@http://127.0.0.1:9/v1"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    error = json.loads(result.output)["error"]
+    assert error["type"] == "ModelUnreachableError"
+    assert error["message"].startswith("Evaluation stopped at goals")
+    assert "run the same command" in error["hint"]
+    kept = [line for f in (home_dir() / "eval").glob("predictions-*.jsonl")
+            for line in f.read_text().splitlines() if '"id": "goals"' in line
+            and "model_error" in line]  # fmt: skip
+    assert kept == []

@@ -347,3 +347,61 @@ def test_an_unreadable_state_file_is_no_state(tmp_path: Path) -> None:
 
 def _quiet() -> dict[str, object]:
     return {"capture_output": True, "text": True, "check": True}
+
+
+CRASHING_SERVER = FAKE_SERVER.replace(
+    "    def log_message(self, *args):",
+    "    def do_POST(self):\n"
+    "        import os, signal\n"
+    "        os.kill(os.getpid(), signal.SIGSEGV)\n\n"
+    "    def log_message(self, *args):",
+)
+
+
+def test_a_server_that_dies_on_its_first_answer_is_reported_as_such(
+    fake_runtime: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """What a runtime built for instructions the machine forbids does: it loads, lists its
+    model, and is killed by a signal on the first request. The call says so, not 'Connection
+    error', and the hint gives the portable build."""
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from schemawise.agent.llm import LLM, call_unreachable
+    from schemawise.errors import ModelUnreachableError
+
+    script = tmp_path / "crashing_server.py"
+    script.write_text(CRASHING_SERVER)
+
+    def command(spec: ModelSpec, model: Path, port: int, n_ctx: int, threads: int) -> list[str]:
+        return [sys.executable, str(script), str(port), spec.alias]
+
+    monkeypatch.setattr(serve, "server_command", command)
+    monkeypatch.setenv("SCHEMAWISE_HOME", str(fake_runtime))
+    state = serve.start("tiny", fake_runtime, timeout=30)
+    provider = OpenAIProvider(base_url=state.base_url, api_key="none")
+    llm = LLM(OpenAIChatModel("local", provider=provider), "local:tiny")
+    llm.budget.call_timeout = 20
+    with pytest.raises(ModelUnreachableError) as caught:
+        llm.run("write", "x", "y")
+    assert "SIGSEGV" in caught.value.message and f"pid {state.pid}" in caught.value.message
+    assert "GGML_NATIVE=OFF" in caught.value.hint
+    assert call_unreachable(llm.calls[-1].to_dict())
+    assert serve.death_report(fake_runtime) is not None
+
+
+@pytest.mark.parametrize(
+    ("call", "unreachable"),
+    [
+        ({"ok": False, "error": "ModelConnectionError"}, True),
+        ({"ok": False, "error": "ModelHTTPError"}, False),
+        ({"ok": False, "error": "UnexpectedModelBehavior"}, False),
+        ({"ok": True, "error": None}, False),
+    ],
+)
+def test_only_calls_nothing_answered_count_as_unreachable(
+    call: dict[str, object], unreachable: bool
+) -> None:
+    from schemawise.agent.llm import call_unreachable
+
+    assert call_unreachable(call) is unreachable

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schemawise.errors import ModelCallError, ModelNotConfiguredError
+from schemawise.errors import ModelCallError, ModelNotConfiguredError, ModelUnreachableError
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -249,7 +249,7 @@ class LLM:
         except Exception as exc:  # every provider failure becomes one classified error
             self.calls.append(CallRecord(stage, 0, 0, time.perf_counter() - started, False,
                                          type(exc).__name__))  # fmt: skip
-            raise _call_error(exc, self.name) from exc
+            raise _call_error(exc, self.name, local=self.name.startswith("local")) from exc
         used = result.usage
         self.calls.append(
             CallRecord(stage, used.input_tokens, used.output_tokens,
@@ -273,7 +273,20 @@ def _thread_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-def _call_error(exc: Exception, name: str) -> ModelCallError:
+# What providers raise when nothing answered at all (refused, reset, server gone): a run of
+# many questions stops on these instead of counting every question as failed.
+UNREACHABLE = frozenset(
+    {"ModelConnectionError", "APIConnectionError", "ConnectError", "RemoteProtocolError",
+     "ReadError", "ConnectionRefusedError", "ConnectionResetError"}
+)  # fmt: skip
+
+
+def call_unreachable(call: dict[str, Any]) -> bool:
+    """Whether a recorded call (usage's per_call entry) failed because nothing answered."""
+    return not call.get("ok", True) and call.get("error") in UNREACHABLE
+
+
+def _call_error(exc: Exception, name: str, *, local: bool = False) -> ModelCallError:
     from pydantic_ai.exceptions import ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded
 
     if isinstance(exc, UsageLimitExceeded):
@@ -290,7 +303,14 @@ def _call_error(exc: Exception, name: str) -> ModelCallError:
         )
     if isinstance(exc, TimeoutError):
         return ModelCallError(f"{name} did not answer in time.", "Raise the call timeout.")
-    return ModelCallError(
+    if local:
+        from schemawise.model.serve import death_report
+
+        died = death_report()
+        if died is not None:
+            return ModelUnreachableError(f"{name} could not be reached. {died}", died.hint)
+    kind = ModelUnreachableError if type(exc).__name__ in UNREACHABLE else ModelCallError
+    return kind(
         f"{name} could not be reached: {type(exc).__name__}: {exc}",
         "Check that the endpoint is running and the URL and key are right. " + HOW_TO_CONFIGURE,
     )

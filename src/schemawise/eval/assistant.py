@@ -19,8 +19,9 @@ import psycopg
 from psycopg import sql as pgsql
 
 from schemawise.agent.assistant import AskOptions, Assistant, PromptMode
-from schemawise.agent.llm import LLM
+from schemawise.agent.llm import LLM, call_unreachable
 from schemawise.db.guard import Limits
+from schemawise.errors import ModelUnreachableError
 from schemawise.eval.golden import GoldenItem
 from schemawise.eval.predict import EvalTarget, Prediction, Stages
 
@@ -119,6 +120,14 @@ class AssistantPredictor:
         )  # fmt: skip
         reply = self.assistant.ask(item.question, options=options)
         usage = reply.usage
+        if reply.sql is None and any(call_unreachable(c) for c in usage.get("per_call", [])):
+            # Nothing answered: not this question's failure. The run stops here, and what it
+            # predicted so far is kept, so the same command resumes once the model is back.
+            reason = reply.failure.reason if reply.failure else "the model could not be reached"
+            raise ModelUnreachableError(
+                f"Evaluation stopped at {item.id}: {reason}",
+                "Bring the model back and run the same command: answered questions are kept.",
+            )
         seconds: dict[str, float] = {"context": float(reply.context.get("seconds", 0.0))}
         for call in usage.get("per_call", []):
             seconds[call["stage"]] = seconds.get(call["stage"], 0.0) + call["seconds"]

@@ -31,10 +31,19 @@ HOST = "127.0.0.1"
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 15.0
 
+# The runtime's default build compiles for every instruction the CPU lists. A virtual machine
+# can list some (AMX, AVX-512) that its hypervisor does not let a process use: the server then
+# loads the model and dies on its first answer. A portable build avoids that.
+PORTABLE_BUILD = (
+    'CMAKE_ARGS="-DGGML_OPENMP=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON '
+    '-DGGML_FMA=ON -DGGML_F16C=ON"'
+)
+
 RUNTIME_HINT = (
     "Install the runtime, built without OpenMP (its OpenMP build is about 20 times slower on "
     "few cores): CMAKE_ARGS=\"-DGGML_OPENMP=OFF\" pip install 'schemawise[local]' "
-    "(or `make model` in a checkout); the build takes several minutes."
+    "(or `make model` in a checkout); the build takes several minutes. In a virtual machine "
+    f"build it portably: {PORTABLE_BUILD} pip install 'schemawise[local]'."
 )
 
 # Servers started by this process: kept so that they are reaped when stopped (a dead child
@@ -352,6 +361,36 @@ def stop(home: Path | None = None) -> bool:
             _terminate(state.pid, STOP_TIMEOUT)
         state_path(home).unlink(missing_ok=True)
         return alive
+
+
+def death_report(home: Path | None = None) -> LocalModelError | None:
+    """Why the recorded server is gone (its exit or signal and its log's end), or None while it
+    lives or when none was recorded. For a model call that found nobody listening."""
+    state = read_state(home)
+    if state is None:
+        return None
+    child = _children.get(state.pid)  # before is_alive, which forgets a reaped child
+    if is_alive(state):
+        return None
+    code = child.returncode if child is not None else None
+    if code is not None and code < 0:
+        how = f"was killed by {signal.Signals(-code).name}"
+    elif code is not None:
+        how = f"exited with code {code}"
+    else:
+        how = "is gone"
+    crashed = code is not None and -code in (signal.SIGSEGV, signal.SIGILL, signal.SIGBUS)
+    hint = (
+        "A crash on the first answer is usually a runtime built for instructions this machine "
+        f"does not allow; rebuild it portably: {PORTABLE_BUILD} pip install --force-reinstall "
+        "--no-cache-dir 'llama-cpp-python[server]==0.3.36'."
+        if crashed
+        else f"Look at {state.log}; `schemawise model serve` starts it again."
+    )
+    return LocalModelError(
+        f"The local model server (pid {state.pid}) {how}.\n{_log_tail(Path(state.log), 600)}",
+        hint,
+    )
 
 
 def ensure_serving(size: str = "1.5b", home: Path | None = None) -> str:
