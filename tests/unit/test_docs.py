@@ -124,3 +124,15 @@ def test_every_command_help_ends_with_an_example() -> None:
               or len(p) > 1]  # fmt: skip
     missing = [" ".join(p) for p in leaves if "Example" not in help_text(p)]
     assert not missing, f"commands without an example in --help: {missing}"
+
+
+def test_every_error_class_is_documented() -> None:
+    import inspect
+
+    from schemawise import errors
+
+    classes = [name for name, value in inspect.getmembers(errors, inspect.isclass)
+               if issubclass(value, errors.SchemawiseError)]  # fmt: skip
+    section = (ROOT / "docs" / "json.md").read_text().split("## Errors", 1)[1].split("\n## ")[0]
+    assert len(classes) >= 10
+    assert [c for c in classes if f"`{c}`" not in section] == []
