@@ -1495,6 +1495,13 @@ def eval_command(
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Ask the model again instead of resuming.")
     ] = False,
+    kept_only: Annotated[
+        bool,
+        typer.Option(
+            "--kept-only",
+            help="Score only the questions a run already answered; no model is called.",
+        ),
+    ] = False,
     items: Annotated[bool, typer.Option("--items/--no-items", help="Per-question rows.")] = True,
     as_json: JsonOpt = False,
 ) -> None:
@@ -1509,11 +1516,17 @@ def eval_command(
     from schemawise.eval.predict import GoldPredictor
     from schemawise.eval.runner import run_eval
 
+    if kept_only and (fresh or gold_as_prediction):
+        raise SchemawiseError(
+            "--kept-only scores what a run already answered; it cannot go with "
+            + ("--fresh." if fresh else "--gold-as-prediction."),
+            "Leave that option out.",
+        )
     with progress(True) as say:
         predictor: Any = GoldPredictor()
         if not gold_as_prediction:
             predictor = _eval_predictor(dataset, data, golden, union, prompt, not no_fix, llm,
-                                        fresh, limit, seed, say)  # fmt: skip
+                                        fresh, limit, seed, say, kept_only)  # fmt: skip
 
         def step(done: int, total: int, result: Any) -> None:
             say(f"question {done}/{total}: {'right' if result.correct else 'wrong'}")
@@ -1521,7 +1534,8 @@ def eval_command(
         # A benchmark's folder is a path; a golden set's database may be a URL (kept as typed).
         location = Path(data) if data is not None and dataset != "golden" else data
         report = run_eval(dataset, location, golden=golden, limit=limit, seed=seed,
-                          predictor=predictor, progress=step)  # fmt: skip
+                          predictor=predictor, progress=step,
+                          only=predictor.kept if kept_only else None)  # fmt: skip
     doc = report.to_dict(items=items)
     from schemawise.eval.assistant import right_database_rate
 
@@ -1547,7 +1561,8 @@ def eval_command(
 
 def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: bool,
                     prompt: str, fix: bool, llm_spec: str | None, fresh: bool,
-                    limit: int | None, seed: int, say: Callable[[str], None]) -> Any:  # fmt: skip
+                    limit: int | None, seed: int, say: Callable[[str], None],
+                    kept_only: bool = False) -> Any:  # fmt: skip
     """The assistant on the evaluation's own index, with the databases it needs indexed."""
     import hashlib
 
@@ -1561,7 +1576,11 @@ def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: 
     )
 
     spec = parse_spec(llm_spec) if llm_spec else configured_spec()
-    model = LLM.from_spec(spec, Budget()) if spec else require_llm()
+    if kept_only and spec is not None:
+        # Named for the cache, never called: a local model's server is not started.
+        model = LLM(_not_asked(), spec.text, spec.small, Budget())
+    else:
+        model = LLM.from_spec(spec, Budget()) if spec else require_llm()
     index_url = eval_index_url()
     databases: dict[str, str] = {}
     if dataset in ("spider", "bird") and data is not None:
@@ -1596,6 +1615,16 @@ def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: 
         cache.unlink()
     return AssistantPredictor(model, index_url=index_url, prompt=prompt,  # type: ignore[arg-type]
                               union=union, fix=fix, cache=cache)  # fmt: skip
+
+
+def _not_asked() -> Any:
+    """A model for --kept-only: every question scored has a kept answer, so a call is a bug."""
+    from pydantic_ai.models.function import FunctionModel
+
+    def refuse(*_: Any) -> Any:
+        raise SchemawiseError("--kept-only called the model.", "Report this as a bug.")
+
+    return FunctionModel(refuse)
 
 
 @app.command(short_help="The assistant's failed and fixed generations.")

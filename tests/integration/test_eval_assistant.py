@@ -94,3 +94,38 @@ def test_eval_stops_when_nothing_answers_and_keeps_no_failure(
             for line in f.read_text().splitlines() if '"id": "goals"' in line
             and "model_error" in line]  # fmt: skip
     assert kept == []
+
+
+@pytest.mark.slow
+def test_kept_only_scores_what_was_answered_without_a_model(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    """An interrupted long run can be scored as it stands: the kept answers only, the model
+    not asked (here its endpoint is gone by then)."""
+    db = tmp_path / "league.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.executescript(SCHEMA)
+    golden = tmp_path / "golden.yaml"
+    first = (
+        f"database: {db}\nitems:\n"
+        "  - {id: goals, question: 'How many goals were scored?', "
+        "gold: SELECT sum(goals) FROM players}\n"
+    )
+    golden.write_text(first)
+    script = ScriptedChat({"write": _write})
+    with serving(script) as base_url:
+        args = ["eval", "--dataset", "golden", "--golden", str(golden), "--json",
+                "--llm", f"openai-compatible:scripted@{base_url}"]  # fmt: skip
+        assert CliRunner().invoke(app, args).exit_code == 0
+    golden.write_text(
+        first + "  - {id: teams, question: 'How many teams?', gold: SELECT count(*) FROM teams}\n"
+    )
+    result = CliRunner().invoke(app, [*args, "--kept-only"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert [i["id"] for i in report["items"]] == ["goals"]
+    assert report["items"][0]["correct"] is True
+    assert report["sampled"]["chosen"] == 2 and report["sampled"]["scored"] == 1
+    assert any("--kept-only" in note for note in report["notes"])
+    refused = CliRunner().invoke(app, [*args, "--kept-only", "--fresh"])
+    assert refused.exit_code == 2 and "--kept-only" in refused.output

@@ -96,6 +96,10 @@ class AssistantPredictor:
         text = json.dumps([self.name, item.id, item.question, item.evidence, item.database])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    def kept(self, item: GoldenItem) -> bool:
+        """Whether an earlier run already predicted this question (kept in the cache)."""
+        return self._key(item) in self._cached
+
     def predict(self, item: GoldenItem, target: EvalTarget) -> Prediction:
         key = self._key(item)
         if key in self._cached:

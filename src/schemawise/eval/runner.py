@@ -448,6 +448,7 @@ def run_eval(
     seed: int = 0,
     predictor: Predictor,
     progress: Progress | None = None,
+    only: Callable[[GoldenItem], bool] | None = None,
 ) -> EvalReport:
     """What `schemawise eval` runs. `spider`/`bird`: `data` is the dataset folder (Spider: the
     databases with rows only); `golden`: `golden` is the YAML/JSONL file and `data` the
@@ -480,8 +481,11 @@ def run_eval(
     else:
         raise GoldenSetError(f"Unknown dataset {dataset!r}.", "Use spider, bird or golden.")
     chosen = sample(items, limit, seed)
+    # `only`: score part of the sample (e.g. the questions an interrupted run answered); the
+    # sample itself is drawn as always, so the part is a subset of the very same questions.
+    scored = [item for item in chosen if only(item)] if only is not None else chosen
     report = evaluate(
-        chosen,
+        scored,
         predictor,
         resolver,
         progress=progress,
@@ -491,6 +495,12 @@ def run_eval(
     )
     report.skipped = skipped
     report.sampled = {"limit": limit, "seed": seed, "of": len(items), "chosen": len(chosen)}
+    if only is not None:
+        report.sampled["scored"] = len(scored)
+        report.notes.append(
+            f"Only {len(scored)} of the {len(chosen)} sampled questions were scored: those "
+            "with a kept prediction (--kept-only)."
+        )
     if skipped.get(NO_ROWS):
         report.notes.append(
             f"{skipped[NO_ROWS]} questions on databases without rows were left out before "
