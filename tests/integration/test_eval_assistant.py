@@ -29,22 +29,32 @@ def _write(system: str, user: str) -> str:
     return sql_json("SELECT player_name FROM players WHERE goals > 4")  # wrong value: 2 wanted
 
 
+GOALS = (
+    "  - {id: goals, question: 'How many goals were scored?', "
+    "gold: SELECT sum(goals) FROM players}\n"
+)
+SCORERS = (
+    "  - {id: scorers, question: 'Who scored more than two goals?', "
+    "gold: SELECT player_name FROM players WHERE goals > 2}\n"
+)
+
+
+def _league(folder: Path, *items: str) -> Path:
+    """The league database and a golden file over it holding `items` (YAML lines)."""
+    db = folder / "league.sqlite"
+    if not db.exists():
+        with sqlite3.connect(db) as conn:
+            conn.executescript(SCHEMA)
+    golden = folder / "golden.yaml"
+    golden.write_text(f"database: {db}\nitems:\n" + "".join(items))
+    return golden
+
+
 @pytest.mark.slow
 def test_eval_scores_and_resumes(
     embedded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    db = tmp_path / "league.sqlite"
-    with sqlite3.connect(db) as conn:
-        conn.executescript(SCHEMA)
-    golden = tmp_path / "golden.yaml"
-    golden.write_text(
-        f"database: {db}\n"
-        "items:\n"
-        "  - {id: goals, question: 'How many goals were scored?', "
-        "gold: SELECT sum(goals) FROM players}\n"
-        "  - {id: scorers, question: 'Who scored more than two goals?', "
-        "gold: SELECT player_name FROM players WHERE goals > 2}\n"
-    )
+    golden = _league(tmp_path, GOALS, SCORERS)
     script = ScriptedChat({"write": _write})
     with serving(script) as base_url:
         args = ["eval", "--dataset", "golden", "--golden", str(golden), "--json",
@@ -73,15 +83,7 @@ def test_eval_stops_when_nothing_answers_and_keeps_no_failure(
     question is kept as failed, so the same command resumes once the model is back."""
     from schemawise.config import home_dir
 
-    db = tmp_path / "league.sqlite"
-    with sqlite3.connect(db) as conn:
-        conn.executescript(SCHEMA)
-    golden = tmp_path / "golden.yaml"
-    golden.write_text(
-        f"database: {db}\nitems:\n"
-        "  - {id: goals, question: 'How many goals were scored?', "
-        "gold: SELECT sum(goals) FROM players}\n"
-    )
+    golden = _league(tmp_path, GOALS)
     args = ["eval", "--dataset", "golden", "--golden", str(golden), "--json",
             "--llm", "openai-compatible:down@http://127.0.0.1:9/v1"]  # fmt: skip
     result = CliRunner().invoke(app, args)
@@ -102,24 +104,13 @@ def test_kept_only_scores_what_was_answered_without_a_model(
 ) -> None:
     """An interrupted long run can be scored as it stands: the kept answers only, the model
     not asked (here its endpoint is gone by then)."""
-    db = tmp_path / "league.sqlite"
-    with sqlite3.connect(db) as conn:
-        conn.executescript(SCHEMA)
-    golden = tmp_path / "golden.yaml"
-    first = (
-        f"database: {db}\nitems:\n"
-        "  - {id: goals, question: 'How many goals were scored?', "
-        "gold: SELECT sum(goals) FROM players}\n"
-    )
-    golden.write_text(first)
+    golden = _league(tmp_path, GOALS)
     script = ScriptedChat({"write": _write})
     with serving(script) as base_url:
         args = ["eval", "--dataset", "golden", "--golden", str(golden), "--json",
                 "--llm", f"openai-compatible:scripted@{base_url}"]  # fmt: skip
         assert CliRunner().invoke(app, args).exit_code == 0
-    golden.write_text(
-        first + "  - {id: teams, question: 'How many teams?', gold: SELECT count(*) FROM teams}\n"
-    )
+    _league(tmp_path, GOALS, "  - {id: teams, question: 'How many teams?', gold: SELECT 2}\n")
     result = CliRunner().invoke(app, [*args, "--kept-only"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
