@@ -374,7 +374,8 @@ def death_report(home: Path | None = None) -> LocalModelError | None:
         return None
     code = child.returncode if child is not None else None
     if code is not None and code < 0:
-        how = f"was killed by {signal.Signals(-code).name}"
+        names = {int(s): s.name for s in signal.Signals}
+        how = f"was killed by {names.get(-code, f'signal {-code}')}"
     elif code is not None:
         how = f"exited with code {code}"
     else:
