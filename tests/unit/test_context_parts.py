@@ -640,6 +640,21 @@ def test_the_ranking_says_how_close_the_runners_up_are() -> None:
     assert ranking[0][1] == 1.0 and 0.95 < ranking[1][1] < 1.0 and ranking[2][1] < 0.5
 
 
+def test_a_schema_whose_lexicon_is_nearer_the_unknown_words_wins_a_close_vote() -> None:
+    from dataclasses import replace
+
+    from schemawise.retrieve.settings import RETRIEVAL
+
+    by_source = {"concerts": [0.06], "music": [0.0605]}
+    scores = {("concerts", "singer"): 0.2, ("music", "artist"): 0.2}
+    near = {"concerts": 0.5, "music": 0.1}
+    assert choose_source(by_source, scores) == "music"
+    assert choose_source(by_source, scores, None, None, None, near) == "concerts"
+    # Off (weight 0, as without `lexicon`), the nearness changes nothing.
+    off = replace(RETRIEVAL, lexicon_vote=0.0)
+    assert rank_sources(by_source, scores, None, None, None, near, off)[0][0] == "music"
+
+
 def test_a_cap_on_shared_documents_keeps_a_hub_from_outweighing_a_matched_card() -> None:
     from schemawise.index.store import Hit
     from schemawise.retrieve.evidence import table_evidence

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from schemawise.graph.model import Column, SchemaGraph, Table
-from schemawise.retrieve.lexicon import schema_readings, schema_words, unknown_words
+from schemawise.retrieve.lexicon import Readings, schema_readings, schema_words, unknown_words
 
 # Each word's vector: words on one axis are alike; a word not listed is far from all.
 AXES = {
@@ -79,17 +79,17 @@ def test_unknown_words_read_as_the_nearest_schema_word(
     question: str, expected: dict[str, str]
 ) -> None:
     words = unknown_words(question)
-    assert schema_readings(words, [CONCERTS], ToyEmbedder(), threshold=0.5) == expected
+    assert schema_readings(words, {"c": CONCERTS}, ToyEmbedder(), threshold=0.5).words == expected
 
 
 def test_the_threshold_keeps_weak_readings_out() -> None:
     # The toy vectors of alike words are 1.0 similar and unlike ones 0.2 / 1.02: below 0.1
     # every unknown word reads as something, above 0.99 only the alike ones.
     words = unknown_words("vocalists at zzqx")
-    assert set(schema_readings(words, [CONCERTS], ToyEmbedder(), threshold=0.1)) == {
+    assert set(schema_readings(words, {"c": CONCERTS}, ToyEmbedder(), 0.1).words) == {
         "vocalists", "zzqx"
     }  # fmt: skip
-    assert schema_readings(words, [CONCERTS], ToyEmbedder(), threshold=0.99) == {
+    assert schema_readings(words, {"c": CONCERTS}, ToyEmbedder(), 0.99).words == {
         "vocalists": "singer"
     }
 
@@ -97,9 +97,24 @@ def test_the_threshold_keeps_weak_readings_out() -> None:
 def test_the_nearest_over_several_schemas_wins_and_each_is_embedded_once() -> None:
     concerts, other = CONCERTS.model_copy(deep=True), graph(("venue", ["arena_name"]))
     embedder = ToyEmbedder()
-    readings = schema_readings(unknown_words("vocalists"), [concerts, other], embedder, 0.5)
-    assert readings == {"vocalists": "singer"}
+    both = {"concerts": concerts, "other": other}
+    readings = schema_readings(unknown_words("vocalists"), both, embedder, 0.5)
+    assert readings.words == {"vocalists": "singer"}
     # A word another schema holds is not unknown: "arena" is the venue table's own word.
-    assert schema_readings(unknown_words("arena"), [concerts, other], embedder, 0.5) == {}
+    assert schema_readings(unknown_words("arena"), both, embedder, 0.5) == Readings()
     lexicon_calls = [c for c in embedder.calls if "singer" in c or "venue" in c]
     assert len(lexicon_calls) == 2  # each graph's lexicon once, then kept with the graph
+
+
+def test_each_schema_is_scored_by_how_near_its_lexicon_comes_beyond_the_average() -> None:
+    # "vocalists" is near the concerts schema's "singer" only; "zzqx" is as far from both
+    # (0.2 similar to each), so it counts for neither.
+    both = {"concerts": CONCERTS, "songs": graph(("song", ["year"]))}
+    readings = schema_readings(unknown_words("vocalists zzqx"), both, ToyEmbedder(), 0.1)
+    assert readings.near["songs"] == 0.0
+    assert readings.near["concerts"] > 0.4
+
+
+def test_no_unknown_words_score_no_schema() -> None:
+    readings = schema_readings(unknown_words("singers"), {"c": CONCERTS}, ToyEmbedder(), 0.1)
+    assert readings.near == {}

@@ -30,7 +30,7 @@ from schemawise.index.embed import Embedder
 from schemawise.retrieve.budget import fit_budget
 from schemawise.retrieve.column_choice import choose_columns
 from schemawise.retrieve.evidence import table_evidence
-from schemawise.retrieve.lexicon import schema_readings, unknown_words
+from schemawise.retrieve.lexicon import Readings, schema_readings, unknown_words
 from schemawise.retrieve.notes import Notes, definition_tables, metadata_notes, small_schema_note
 from schemawise.retrieve.pack import (
     ALTERNATIVES,
@@ -69,7 +69,7 @@ def build_context(
     settings = settings or ContextSettings()
     # Retrieval sees one entry per sharded family, as the index does.
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
-    readings: dict[str, str] = {}
+    readings = Readings()
     if settings.lexicon:
         # Only words the searched index never saw (in names, descriptions or values) are read
         # as schema words: a value ("APG") or a word of a description is already found. The
@@ -79,16 +79,16 @@ def build_context(
         seen = set().union(*store.words_found(conn, " ".join(candidates), sources).values())
         lexemes = store.word_lexemes(conn, candidates)
         unseen = [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
-        searched = [graphs[s] for s in (sources or graphs) if s in graphs]
+        searched = {s: graphs[s] for s in (sources or graphs) if s in graphs}
         readings = schema_readings(unseen, searched, embedder, RETRIEVAL.lexicon_similarity)
-    words = read_question(question, evidence, tuple(sorted(set(readings.values()))))
+    words = read_question(question, evidence, tuple(sorted(set(readings.words.values()))))
     search = Search(
         words.lexical, words.vocabulary, embedder.embed([words.text])[0], sources,
         settings.candidates,
     )  # fmt: skip
     read = read_index(
         conn, search, graphs.keys(),
-        lambda hits, found: vote(hits, found, graphs, sources, words, settings),
+        lambda hits, found: vote(hits, found, graphs, sources, words, settings, readings.near),
     )  # fmt: skip
     if read is None:  # nothing current matched: an empty pack, not a guess
         return ContextPack(question=question, empty_reason="no document of the index matched")

@@ -11,6 +11,7 @@ English words is involved.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,24 +58,49 @@ def unknown_words(text: str) -> list[str]:
     return sorted({w for w in content_words(text) if w.isalpha() and len(w) >= MIN_LETTERS})
 
 
+@dataclass(frozen=True)
+class Readings:
+    """What a question's unseen words read as in the searched schemas."""
+
+    # word → the nearest lexicon word over every graph (searched for lexically)
+    words: dict[str, str] = field(default_factory=dict)
+    # graph name → how near its own lexicon comes to the unseen words: per word, its best
+    # similarity above the threshold, summed (the database vote's `lexicon_vote`)
+    near: dict[str, float] = field(default_factory=dict)
+
+
 def schema_readings(
-    words: list[str], graphs: list[SchemaGraph], embedder: Embedder, threshold: float
-) -> dict[str, str]:
+    words: list[str], graphs: dict[str, SchemaGraph], embedder: Embedder, threshold: float
+) -> Readings:
     """Each of `words` that no graph's lexicon holds → the lexicon word nearest to it over all
-    the graphs, when at least `threshold` similar (cosine)."""
-    lexicons = [_lexicon(g, embedder) for g in graphs]
-    known = {w for names, _ in lexicons for w in names}
+    the graphs, when at least `threshold` similar (cosine); and how near each graph comes."""
+    lexicons = {name: _lexicon(g, embedder) for name, g in graphs.items()}
+    known = {w for names, _ in lexicons.values() for w in names}
     unknown = [w for w in words if w not in known and singular(w) not in known]
     if not unknown:
-        return {}
+        return Readings()
     asked = _unit(embedder.embed(unknown))
     best: dict[str, tuple[float, str]] = {}
-    for names, vectors in lexicons:
+    nearest: dict[str, np.ndarray] = {}
+    for source, (names, vectors) in lexicons.items():
         if not names:
             continue
         similarity = asked @ vectors.T
+        nearest[source] = similarity.max(axis=1)
         for i, word in enumerate(unknown):
             j = int(np.argmax(similarity[i]))
             if similarity[i, j] >= threshold and similarity[i, j] > best.get(word, (-1.0, ""))[0]:
                 best[word] = (float(similarity[i, j]), names[j])
-    return {word: reading for word, (_, reading) in best.items()}
+    return Readings(
+        {word: reading for word, (_, reading) in best.items()}, _near(nearest, threshold)
+    )
+
+
+def _near(nearest: dict[str, np.ndarray], threshold: float) -> dict[str, float]:
+    """Source → by how much its lexicon's nearest words beat the threshold and the average
+    source's, summed over the words: a word every schema is about as near to (a question's
+    "include", "under") tells none of them apart."""
+    if not nearest:
+        return {}
+    floor = np.maximum(np.mean(list(nearest.values()), axis=0), threshold)
+    return {s: float(np.clip(v - floor, 0.0, None).sum()) for s, v in nearest.items()}

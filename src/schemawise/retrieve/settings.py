@@ -45,6 +45,11 @@ class RetrievalSettings:
     named_vote: float = 0.1
     # Column names written out. 3f14fd7: BirdUnion .967→.971, BIRD given .979→.980, Spider same
     written_vote: float = 0.3
+    # How near its lexicon comes to the words no schema uses (with `lexicon` on only). Swept
+    # 0-1 on the even halves (2026-12-05): synonyms pooled .686 -> .757 at .25 (same at .5),
+    # SpiderUnion .9942 same, BirdUnion .9739 same (.5: .9687). Odd, held out: synonyms
+    # .623 -> .681, SpiderUnion .9923 same, BirdUnion .9804 -> .9830.
+    lexicon_vote: float = 0.25
 
     # --- Structural rerank (rank/structural.py): factors on a candidate's score
     # × a deprecated table. Not measured separately (3392e56: "modest weights", no figure).

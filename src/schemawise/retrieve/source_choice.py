@@ -29,6 +29,7 @@ def vote(
     sources: list[str] | None,
     words: QuestionWords,
     settings: ContextSettings,
+    near: dict[str, float] | None = None,  # how near each source's lexicon comes (lexicon.py)
 ) -> list[tuple[str, float]]:
     """The databases the pooled hits are about, best first, each with its vote relative to the
     best's (1.0: as good); empty when nothing matched (an empty pack, not a guess)."""
@@ -44,8 +45,9 @@ def vote(
     named = {s: tables_named(graphs[s], words.asked) for s in by_source}
     written = columns_written(graphs, sources, words.spelled)
     return rank_sources(
-        by_source, evidence.scores, coverage(found, in_scope), named, coverage(written, in_scope)
-    )
+        by_source, evidence.scores, coverage(found, in_scope), named, coverage(written, in_scope),
+        {s: v for s, v in (near or {}).items() if s in by_source},
+    )  # fmt: skip
 
 
 def columns_written(
@@ -86,6 +88,7 @@ def rank_sources(
     coverage: dict[str, float] | None = None,
     named: dict[str, int] | None = None,
     written: dict[str, float] | None = None,
+    near: dict[str, float] | None = None,
     tuning: RetrievalSettings = RETRIEVAL,
 ) -> list[tuple[str, float]]:
     """The databases by how much the question is about each: its best `top_hits` document
@@ -105,12 +108,15 @@ def rank_sources(
     top_named = max(named.values(), default=0) or 1
     written = written or {}
     top_written = max(written.values(), default=0.0) or 1.0
+    near = near or {}
+    top_near = max(near.values(), default=0.0) or 1.0
     votes = {
         s: hits[s] / top_hits
         + tuning.table_vote * agreed[s] / top_tables
         + tuning.coverage_vote * covered.get(s, 0.0) / top_covered
         + tuning.named_vote * named.get(s, 0) / top_named
         + tuning.written_vote * written.get(s, 0.0) / top_written
+        + tuning.lexicon_vote * near.get(s, 0.0) / top_near
         for s in by_source
     }
     # Ties go to the first name in order, as `max` over the sorted names did.
