@@ -622,7 +622,8 @@ def context(
         typer.Option(
             "--lexicon",
             help="Also search each question word the index never saw as the nearest word the "
-            'schema is named with ("vocalists" finds singer).',
+            'schema is named with ("vocalists" finds singer), and prefer the database whose '
+            "words come nearest.",
         ),
     ] = False,
     index_url: IndexUrlOpt = None,
