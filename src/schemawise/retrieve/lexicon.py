@@ -64,8 +64,9 @@ class Readings:
 
     # word → the nearest lexicon word over every graph (searched for lexically)
     words: dict[str, str] = field(default_factory=dict)
-    # graph name → how near its own lexicon comes to the unseen words: per word, its best
-    # similarity above the threshold, summed (the database vote's `lexicon_vote`)
+    # graph name → how near its own lexicon comes to the unseen words: per word, by how much
+    # its best similarity beats the threshold and the average graph's, summed (_near; the
+    # database vote's `lexicon_vote`)
     near: dict[str, float] = field(default_factory=dict)
 
 
