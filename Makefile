@@ -52,6 +52,21 @@ test: lint types
 bench-fk: $(STAMP)
 	$(VENV)/bin/schemawise bench fk-recovery ../shared/bench/spider/database --json
 
+# The unseen-warehouse set (src/schemawise/bench/warehouses.py): TPC-H and TPC-DS from DuckDB's
+# generators (published for DuckDB 1.5.5, so in a venv of their own) and Chinook, as SQLite in
+# the Spider layout, in .cache/warehouses (about 170 MB, 1 minute). Not part of `test`.
+WAREHOUSES := .cache/warehouses
+TPC_VENV := .cache/tpc-venv
+$(WAREHOUSES)/dev.json: src/schemawise/bench/warehouses.py src/schemawise/bench/warehouse_questions.jsonl
+	test -x $(TPC_VENV)/bin/python || $$($(PY) -c 'import sys; print(sys._base_executable)') -m venv $(TPC_VENV)
+	$(TPC_VENV)/bin/pip install --quiet 'duckdb==1.5.5' 'duckdb-extension-tpch==1.5.5' 'duckdb-extension-tpcds==1.5.5'
+	$(TPC_VENV)/bin/python src/schemawise/bench/warehouses.py $(WAREHOUSES) --chinook ../shared/bench/chinook/chinook.sqlite
+
+.PHONY: bench-warehouses
+bench-warehouses: $(STAMP) $(WAREHOUSES)/dev.json
+	$(VENV)/bin/schemawise bench fk-recovery $(WAREHOUSES)/database --json
+	$(VENV)/bin/schemawise bench linking --dataset spider --data $(WAREHOUSES) --no-baselines --json
+
 bench-extract: $(STAMP)
 	$(VENV)/bin/schemawise bench extract --tables 500,1000,2000 --json
 
