@@ -185,8 +185,8 @@ def sample_facts(duck: Any) -> None:
 
 
 def _load(duck: Any, module: str) -> None:
-    package = __import__(module)
-    path = next(pathlib.Path(package.__file__).parent.rglob("*.duckdb_extension"))
+    package: Any = __import__(module)
+    path = next(pathlib.Path(str(package.__file__)).parent.rglob("*.duckdb_extension"))
     duck.execute(f"LOAD '{path}'")
 
 
