@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from schemawise.db import connect
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import SchemaGraph
@@ -59,3 +61,58 @@ def test_a_rejected_parent_gives_way_to_the_next_name(tmp_path: Path) -> None:
     joins = _joins(_graph(tmp_path, script))
     # `continents.Continent` is named more alike but holds names; the ids hold the values.
     assert joins[("countries", "Continent")][:2] == ("continents", "ContId")
+
+
+# A warehouse's own conventions (graph/conventions.py): columns prefixed with an abbreviation
+# of their table, and keys named `…_sk` or with `key` glued on, as in the TPC schemas.
+WAREHOUSE = """
+CREATE TABLE item (i_item_sk INTEGER PRIMARY KEY, i_item_id TEXT, i_brand TEXT);
+CREATE TABLE store (s_store_sk INTEGER PRIMARY KEY, s_store_id TEXT, s_name TEXT);
+CREATE TABLE date_dim (d_date_sk INTEGER PRIMARY KEY, d_date_id TEXT, d_year INTEGER);
+CREATE TABLE store_sales (ss_sold_date_sk INTEGER, ss_item_sk INTEGER, ss_store_sk INTEGER,
+    ss_ticket_number INTEGER, ss_quantity INTEGER, PRIMARY KEY (ss_item_sk, ss_ticket_number));
+CREATE TABLE nation (n_nationkey INTEGER PRIMARY KEY, n_name TEXT);
+CREATE TABLE customer (c_custkey INTEGER PRIMARY KEY, c_name TEXT, c_nationkey INTEGER);
+CREATE TABLE orders (o_orderkey INTEGER PRIMARY KEY, o_custkey INTEGER, o_total REAL);
+"""
+
+
+def _warehouse_rows(orders: int = 1500) -> str:
+    items = ", ".join(f"({i}, 'AAA{i}', 'b{i % 7}')" for i in range(1, 201))
+    stores = ", ".join(f"({i}, 'S{i}', 'store {i}')" for i in range(1, 13))
+    # Date keys are Julian day numbers, as in TPC-DS: sparse against any small id range.
+    dates = ", ".join(f"({2450815 + i}, 'D{i}', {1998 + i // 365})" for i in range(0, 4000))
+    sales = ", ".join(
+        f"({2450815 + (t * 37) % 4000}, {t % 200 + 1}, {t % 12 + 1}, {t}, {t % 9})"
+        for t in range(1, 3001)
+    )
+    nations = ", ".join(f"({i}, 'n{i}')" for i in range(0, 25))
+    customers = ", ".join(f"({i}, 'c{i}', {i % 25})" for i in range(1, 151))
+    order_rows = ", ".join(f"({i}, {i % 150 + 1}, {i * 1.5})" for i in range(1, orders + 1))
+    return f"""
+    INSERT INTO item VALUES {items}; INSERT INTO store VALUES {stores};
+    INSERT INTO date_dim VALUES {dates}; INSERT INTO store_sales VALUES {sales};
+    INSERT INTO nation VALUES {nations}; INSERT INTO customer VALUES {customers};
+    INSERT INTO orders VALUES {order_rows};
+    """
+
+
+@pytest.mark.parametrize("data_checks", [True, False])
+def test_a_warehouses_own_conventions_give_its_joins_away(
+    tmp_path: Path, data_checks: bool
+) -> None:
+    joins = _joins(_graph(tmp_path, WAREHOUSE + _warehouse_rows(), data_checks=data_checks))
+    assert joins[("store_sales", "ss_sold_date_sk")][:2] == ("date_dim", "d_date_sk")
+    assert joins[("store_sales", "ss_item_sk")][:2] == ("item", "i_item_sk")
+    assert joins[("store_sales", "ss_store_sk")][:2] == ("store", "s_store_sk")
+    assert joins[("orders", "o_custkey")][:2] == ("customer", "c_custkey")
+    assert joins[("customer", "c_nationkey")][:2] == ("nation", "n_nationkey")
+    # The business ids (`i_item_id`, text) are not where the facts point.
+    assert all(parent[1] != "i_item_id" for parent in joins.values())
+
+
+def test_numbers_a_dense_key_holds_by_chance_are_not_a_join(tmp_path: Path) -> None:
+    # Ticket numbers 1…3000 all lie among the order keys 1…5000, and in no other key: being
+    # the only key large enough says nothing; a dense range holds any such numbers.
+    joins = _joins(_graph(tmp_path, WAREHOUSE + _warehouse_rows(orders=5000)))
+    assert ("store_sales", "ss_ticket_number") not in joins

@@ -132,6 +132,17 @@ class DataChecker:
         distinct, found = int(rows[0][0]), int(rows[0][1] or 0)
         return found / distinct, distinct
 
+    def distinct_between(self, table: str, column: str, low: int, high: int) -> int | None:
+        """How many distinct values of a column lie in [low, high]: how densely a key fills a
+        range, for keys too large to read whole."""
+        q = self.source.quote
+        sql = (
+            f"SELECT count(DISTINCT {q(column)}) FROM {self.source.table_ref(table)} "
+            f"WHERE {q(column)} BETWEEN {int(low)} AND {int(high)}"
+        )
+        rows = self._run(table, sql)
+        return None if not rows else int(rows[0][0] or 0)
+
     def distinct_values(
         self, table: str, column: str, limit: int, *, whole: bool = True
     ) -> list[Any] | None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from schemawise.db.base import Source
-from schemawise.graph import cardinality
-from schemawise.graph.containment import improbable_parent, normalise
+from schemawise.graph import cardinality, conventions
+from schemawise.graph.containment import IMPROBABLE, improbable_parent, normalise
 from schemawise.graph.datachecks import DataChecker
 from schemawise.graph.infer import (
     MIN_CONFIDENCE,
@@ -142,8 +143,11 @@ def _add_view_lineage(graph: SchemaGraph, definitions: dict[str, str], dialect: 
             )
 
 
-def _measured_keys(graph: SchemaGraph, checker: DataChecker | None) -> set[tuple[str, str]]:
-    """Key-like columns of tables that declare no key, unique on the data: possible parents."""
+def _measured_keys(
+    graph: SchemaGraph, checker: DataChecker | None, real: dict[tuple[str, str], str]
+) -> set[tuple[str, str]]:
+    """Key-like columns of tables that declare no key, unique on the data: possible parents.
+    `graph` may carry logical names (conventions.py); `real` maps them back for the data."""
     found: set[tuple[str, str]] = set()
     if checker is None:
         return presumed_keys(graph)
@@ -155,7 +159,9 @@ def _measured_keys(graph: SchemaGraph, checker: DataChecker | None) -> set[tuple
             if (
                 words
                 and words[-1] in KEY_WORDS
-                and checker.uniqueness(table.name, [column.name]).unique
+                and checker.uniqueness(
+                    table.name, [real.get((table.name, column.name), column.name)]
+                ).unique
             ):
                 found.add((table.name, column.name))
     return found
@@ -185,8 +191,14 @@ def _infer(
     graph: SchemaGraph, checker: DataChecker | None, query_log: list[QueryLogEntry] | None
 ) -> None:
     taken = {e.unordered_key() for e in graph.edges}
-    measured = _measured_keys(graph, checker)
-    candidates: list[Candidate] = name_candidates(graph, measured)
+    # The naming rules read the columns' logical names when the schema has a convention of
+    # its own (`l_orderkey` → `order_key`: conventions.py); edges come back in real names.
+    names = conventions.logical_names(graph)
+    view = conventions.renamed(graph, names) if names else graph
+    back = conventions.restore(names)
+    measured_view = _measured_keys(view, checker, back)
+    measured = {(t, back.get((t, c), c)) for t, c in measured_view}
+    candidates: list[Candidate] = _restored(name_candidates(view, measured_view), back)
     if query_log:
         candidates += query_log_candidates(graph, join_pairs(query_log, graph.dialect))
     kept: dict[frozenset[tuple[str, tuple[str, ...]]], Edge] = {}
@@ -231,6 +243,15 @@ def _infer(
             if edge.unordered_key() not in taken and edge.unordered_key() not in kept:
                 kept[edge.unordered_key()] = edge
     graph.edges.extend(kept.values())
+
+
+def _restored(found: list[Candidate], back: dict[tuple[str, str], str]) -> list[Candidate]:
+    """Candidates found on logical names, put back into the real column names."""
+    for candidate in found:
+        for edge in [candidate.edge, *candidate.fallbacks]:
+            edge.child_columns = [back.get((edge.child_table, c), c) for c in edge.child_columns]
+            edge.parent_columns = [back.get((edge.parent_table, c), c) for c in edge.parent_columns]
+    return found
 
 
 def _confirm(
@@ -294,9 +315,28 @@ def _confirm_overlaps(
                 edge.evidence.inclusion = 1.0
                 edge.evidence.notes.append(f"all {measured[1]} distinct values found in parent")
                 passing.append(edge)
-        if len(passing) == 1:
+        if len(passing) == 1 and not _dense_by_chance(checker, passing[0]):
             confirmed.append(passing[0])
     return confirmed
+
+
+def _dense_by_chance(checker: DataChecker, edge: Edge) -> bool:
+    """The parent's key fills the child's whole range (ids 1…N holding ticket numbers 1…M):
+    containment there is certain by chance, and being the only key that holds the values says
+    only that no other table is as large. Integer values only; the parent is counted in the
+    child's range by the database, as a key may be too large to read."""
+    child = checker.distinct_values(
+        edge.child_table, edge.child_columns[0], CHILD_VALUES, whole=False
+    )
+    numbers = [int(v) for v in child or [] if isinstance(v, int) and not isinstance(v, bool)]
+    if not child or len(numbers) < len(child):
+        return False
+    low, high = min(numbers), max(numbers)
+    held = checker.distinct_between(edge.parent_table, edge.parent_columns[0], low, high)
+    if not held:
+        return False
+    density = held / (high - low + 1)
+    return density >= 1 or len(numbers) * math.log10(density) > IMPROBABLE
 
 
 # A child column's values are read up to this many (a sample beyond); a parent key's in full,

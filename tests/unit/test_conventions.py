@@ -1,0 +1,138 @@
+"""A schema's own naming conventions (graph/conventions.py): table prefixes on columns and
+key words its keys use, read off the schema itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemawise.graph.conventions import (
+    abbreviates,
+    column_prefix,
+    key_words,
+    logical_names,
+    renamed,
+    restore,
+)
+from schemawise.graph.model import Column, SchemaGraph, Table
+
+
+def table(name: str, *columns: str, key: list[str] | None = None, kind: str = "INTEGER") -> Table:
+    return Table(
+        name=name,
+        columns=[Column(name=c, type=kind) for c in columns],
+        primary_key=key if key is not None else [columns[0]],
+    )
+
+
+@pytest.mark.parametrize(
+    ("prefix", "name", "expected"),
+    [
+        ("ss", "store_sales", True),
+        ("l", "lineitem", True),
+        ("ps", "partsupp", True),
+        ("inv", "inventory", True),
+        ("cd", "customer_demographics", True),
+        ("sm", "ship_mode", True),
+        ("stu", "students", True),
+        # The table's own word names the column: `size_code` in `sizes`, `user_id` in `users`.
+        ("size", "sizes", False),
+        ("user", "users", False),
+        ("web", "web_site", False),
+        # Letters the name does not start with, or not in its order.
+        ("x", "lineitem", False),
+        ("ls", "store_sales", False),
+        ("s1", "store_sales", False),
+    ],
+)
+def test_a_prefix_abbreviates_its_table(prefix: str, name: str, expected: bool) -> None:
+    assert abbreviates(prefix, name) is expected
+
+
+def test_the_prefix_most_columns_carry() -> None:
+    lineitem = table("lineitem", "l_orderkey", "l_partkey", "l_quantity", "l_comment")
+    assert column_prefix(lineitem) == "l"
+    # One column without it (a late addition) does not hide the convention: 4 of 5 carry it.
+    assert column_prefix(table("lineitem", "l_orderkey", "l_a", "l_b", "l_c", "note")) == "l"
+    # Three of five is no convention; nor is a word that does not abbreviate the table.
+    assert column_prefix(table("lineitem", "l_orderkey", "l_a", "l_b", "x", "y")) is None
+    assert column_prefix(table("orders", "order_id", "order_date", "order_total")) is None
+
+
+def test_key_words_are_learned_only_from_several_keys() -> None:
+    dims = [
+        table("item", "i_item_sk", "i_item_id"),
+        table("store", "s_store_sk", "s_name"),
+        table("date_dim", "d_date_sk", "d_year"),
+    ]
+    prefixes = {t.name: column_prefix(t) for t in dims}
+    assert key_words(SchemaGraph(tables=dims), prefixes) == ({"sk"}, set())
+    # Two keys ending in `sk` are not yet a convention.
+    assert key_words(SchemaGraph(tables=dims[:2]), prefixes) == (set(), set())
+    glued = [
+        table("orders", "o_orderkey", "o_total"),
+        table("customer", "c_custkey", "c_name"),
+        table("nation", "n_nationkey", "n_name"),
+    ]
+    prefixes = {t.name: column_prefix(t) for t in glued}
+    assert key_words(SchemaGraph(tables=glued), prefixes) == (set(), {"key"})
+
+
+def test_a_table_without_keys_lends_its_first_whole_number_column() -> None:
+    dims = [
+        table("item", "i_item_sk", "i_name", key=[]),
+        table("store", "s_store_sk", "s_name", key=[]),
+        table("reason", "r_reason_sk", "r_desc", key=[]),
+    ]
+    prefixes = {t.name: column_prefix(t) for t in dims}
+    assert key_words(SchemaGraph(tables=dims), prefixes)[0] == {"sk"}
+    texts = [table(t.name, *[c.name for c in t.columns], key=[], kind="TEXT") for t in dims]
+    assert key_words(SchemaGraph(tables=texts), prefixes)[0] == set()
+
+
+def test_logical_names_and_back() -> None:
+    graph = SchemaGraph(
+        tables=[
+            table("item", "i_item_sk", "i_item_id", "i_brand"),
+            table("store", "s_store_sk", "s_name"),
+            table("date_dim", "d_date_sk", "d_year"),
+            table(
+                "store_sales",
+                "ss_sold_date_sk",
+                "ss_item_sk",
+                "ss_store_sk",
+                "ss_quantity",
+                key=["ss_item_sk", "ss_sold_date_sk"],
+            ),
+        ]
+    )
+    names = logical_names(graph)
+    assert names[("store_sales", "ss_sold_date_sk")] == "sold_date_key"
+    assert names[("store_sales", "ss_item_sk")] == "item_key"
+    # The surrogate key and the business id stay apart: `_sk` becomes `key`, `_id` stays.
+    assert names[("item", "i_item_sk")] == "item_key"
+    assert names[("item", "i_item_id")] == "item_id"
+    view = renamed(graph, names)
+    assert view.table("store_sales").primary_key == ["item_key", "sold_date_key"]  # type: ignore[union-attr]
+    assert graph.table("store_sales").primary_key == ["ss_item_sk", "ss_sold_date_sk"]  # type: ignore[union-attr]
+    assert restore(names)[("item", "item_key")] == "i_item_sk"
+
+
+def test_a_schema_without_conventions_is_left_alone() -> None:
+    graph = SchemaGraph(
+        tables=[
+            table("singer", "singer_id", "name"),
+            table("concert", "concert_id", "concert_name", "stadium_id"),
+        ]
+    )
+    assert logical_names(graph) == {}
+
+
+def test_two_columns_reading_alike_keep_their_names() -> None:
+    dims = [
+        table("item", "i_item_sk", "i_item_key"),
+        table("store", "s_store_sk", "s_name"),
+        table("date_dim", "d_date_sk", "d_year"),
+    ]
+    names = logical_names(SchemaGraph(tables=dims))
+    assert ("item", "i_item_sk") not in names and ("item", "i_item_key") not in names
+    assert names[("store", "s_store_sk")] == "store_key"
