@@ -116,3 +116,35 @@ def test_numbers_a_dense_key_holds_by_chance_are_not_a_join(tmp_path: Path) -> N
     # the only key large enough says nothing; a dense range holds any such numbers.
     joins = _joins(_graph(tmp_path, WAREHOUSE + _warehouse_rows(orders=5000)))
     assert ("store_sales", "ss_ticket_number") not in joins
+
+
+def test_columns_named_as_another_tables_composite_key_reference_it(tmp_path: Path) -> None:
+    script = """
+    CREATE TABLE sales (item INTEGER, ticket_number INTEGER, qty INTEGER,
+        PRIMARY KEY (item, ticket_number));
+    CREATE TABLE sale_returns (item INTEGER, ticket_number INTEGER, reason TEXT,
+        PRIMARY KEY (item, ticket_number));
+    CREATE TABLE audit (item INTEGER, ticket_number INTEGER, note TEXT);
+    """
+    sales = [(i % 40 + 1, t) for t, i in zip(range(1000, 1600), range(600), strict=True)]
+    rows = f"""
+    INSERT INTO sales VALUES {", ".join(f"({i}, {t}, 1)" for i, t in sales)};
+    INSERT INTO sale_returns VALUES {", ".join(f"({i}, {t}, 'r')" for i, t in sales[::7])};
+    INSERT INTO audit VALUES {", ".join(f"({i + 1}, {t}, 'x')" for i, t in sales[:30])};
+    """
+    edges = {
+        (e.child_table, tuple(e.child_columns), e.parent_table): e.evidence.rule
+        for e in _graph(tmp_path, script + rows).edges
+        if e.source != "foreign_key"
+    }
+    # A return is of a sale: the data says which way (every return is a sale, not the reverse).
+    assert edges[("sale_returns", ("item", "ticket_number"), "sales")] == "same_composite_key"
+    assert ("sales", ("item", "ticket_number"), "sale_returns") not in edges
+    # Names alone are not enough: `audit`'s pairs are not sales (the items are shifted).
+    assert not any(child == "audit" for child, _, _ in edges)
+    # Without data nothing is proposed: only the data may confirm a composite key.
+    assert not any(
+        len(e.child_columns) > 1
+        for e in _graph(tmp_path, script + rows, data_checks=False).edges
+        if e.source != "foreign_key"
+    )

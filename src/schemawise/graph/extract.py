@@ -15,6 +15,7 @@ from schemawise.graph.infer import (
     MIN_CONFIDENCE,
     Candidate,
     QueryLogEntry,
+    composite_candidates,
     containment_candidates,
     join_pairs,
     name_candidates,
@@ -199,6 +200,7 @@ def _infer(
     measured_view = _measured_keys(view, checker, back)
     measured = {(t, back.get((t, c), c)) for t, c in measured_view}
     candidates: list[Candidate] = _restored(name_candidates(view, measured_view), back)
+    candidates += _restored(composite_candidates(view), back)
     if query_log:
         candidates += query_log_candidates(graph, join_pairs(query_log, graph.dialect))
     kept: dict[frozenset[tuple[str, tuple[str, ...]]], Edge] = {}

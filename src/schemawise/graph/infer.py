@@ -301,6 +301,42 @@ def name_candidates(
     return out
 
 
+def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
+    """A table holding columns named as another table's composite key is (`lineitem`'s
+    part and supplier keys → `partsupp`'s key; a return's order number and item → the sale's
+    key): one candidate for the pair, which only the data may confirm. Both directions are
+    offered when the two tables share the key's names as their own keys (a return and its
+    sale); inclusion on the data tells which one is the child."""
+    out: list[Candidate] = []
+    for parent in graph.tables:
+        key = parent.primary_key
+        if parent.kind != "table" or len(key) < 2 or all(is_generic(c) for c in key):
+            continue
+        for child in graph.tables:
+            if child.name == parent.name or child.kind != "table":
+                continue
+            columns = [child.column(c) for c in key]
+            if any(c is None for c in columns):
+                continue
+            pairs = [(c, parent.column(k)) for c, k in zip(columns, key, strict=True)]
+            if not all(
+                c is not None and p is not None and types_compatible(c.type, p.type)
+                for c, p in pairs
+            ):
+                continue
+            edge = Edge(
+                child_table=child.name,
+                child_columns=[c.name for c in columns if c is not None],
+                parent_table=parent.name,
+                parent_columns=list(key),
+                source="inferred_name",
+                confidence=RULE_CONFIDENCE["same_name"],
+                evidence=Evidence(rule="same_composite_key"),
+            )
+            out.append(Candidate(edge, needs_confirmation=True))
+    return out
+
+
 # How many less likely parents a column's name may fall back on when the data rejects the best.
 MAX_FALLBACKS = 3
 
