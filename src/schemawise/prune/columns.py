@@ -82,7 +82,7 @@ def has_time_phrase(question: str) -> bool:
     return bool(_TIME_PHRASE.search(question))
 
 
-def _is_time(type_name: str, name: str) -> bool:
+def is_time(type_name: str, name: str) -> bool:
     return type_family(type_name) == "temporal" or bool(
         identifier_words(name) & {"date", "time", "year", "month", "day", "timestamp", "at", "dt"}
     )
@@ -187,7 +187,7 @@ def _table_picks(
             keep(column.name, 1, "holds a value the question names")
         elif profile and len(profile.values) > 1:
             enums.append(column.name)
-        if timely and _is_time(column.type, column.name):
+        if timely and is_time(column.type, column.name):
             keep(column.name, 1, "time column for a time phrase")
     for key in [*table.primary_key, *[c for t, c in join_keys if t == name]]:
         keep(key, 2, "key")

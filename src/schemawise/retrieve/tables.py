@@ -18,6 +18,7 @@ from schemawise.rank.structural import (
     apply_schema_mentions,
     choose,
 )
+from schemawise.retrieve.dates import date_dimensions
 from schemawise.retrieve.evidence import TableEvidence, table_terms
 from schemawise.retrieve.pack import TableChoice
 from schemawise.retrieve.settings import ContextSettings
@@ -65,6 +66,8 @@ def choose_tables(
     if settings.ranker is not None:
         picked = settings.ranker(question, picked) or picked[:1]
     names = [c.table for c in picked]
+    # A time phrase needs the table of dates the chosen facts reference (retrieve/dates.py).
+    brought = {**date_dimensions(question, graph, names), **brought}
     names += [t for t in brought if t not in names]
     tables, paths, notes = connect(graph, names)
     # The reasons retrieval gave, what the rerank added (for a bridge it did not pick, its

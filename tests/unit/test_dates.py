@@ -1,0 +1,63 @@
+"""The date dimension a time phrase needs (retrieve/dates.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemawise.graph.model import Column, Edge, SchemaGraph, Table
+from schemawise.retrieve.dates import date_dimensions, is_date_dimension
+
+
+def _table(name: str, **columns: str) -> Table:
+    return Table(name=name, columns=[Column(name=c, type=t) for c, t in columns.items()])
+
+
+def _edge(child: str, column: str, parent: str, key: str) -> Edge:
+    return Edge(
+        child_table=child, child_columns=[column], parent_table=parent, parent_columns=[key],
+        source="foreign_key", confidence=1.0,
+    )  # fmt: skip
+
+
+DATE_DIM = _table(
+    "date_dim", d_date_sk="INTEGER", d_date="DATE", d_year="INTEGER", d_moy="INTEGER",
+    d_day_name="TEXT", d_quarter_name="TEXT",
+)  # fmt: skip
+SALES = _table("store_sales", ss_sold_date_sk="INTEGER", ss_item_sk="INTEGER", ss_net_paid="REAL")
+ITEM = _table("item", i_item_sk="INTEGER", i_rec_start_date="DATE", i_brand="TEXT")
+STAR = SchemaGraph(
+    tables=[DATE_DIM, SALES, ITEM],
+    edges=[
+        _edge("store_sales", "ss_sold_date_sk", "date_dim", "d_date_sk"),
+        _edge("store_sales", "ss_item_sk", "item", "i_item_sk"),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "picked", "expected"),
+    [
+        ("store sales in 2001", ["store_sales"], {"date_dim"}),
+        ("sales per month by brand", ["store_sales", "item"], {"date_dim"}),
+        # No time phrase: nothing to add.
+        ("store sales by brand", ["store_sales", "item"], set()),
+        # Already there.
+        ("store sales in 2001", ["store_sales", "date_dim"], set()),
+        # A table with dates of its own answers the time phrase itself.
+        ("items introduced in 2001", ["item"], set()),
+    ],
+)
+def test_a_time_phrase_brings_the_dates_the_facts_reference(
+    question: str, picked: list[str], expected: set[str]
+) -> None:
+    found = date_dimensions(question, STAR, picked)
+    assert set(found) == expected
+    for reason in found.values():
+        assert "store_sales.ss_sold_date_sk" in reason
+
+
+def test_a_table_with_one_date_is_no_calendar() -> None:
+    assert is_date_dimension(DATE_DIM)
+    assert not is_date_dimension(ITEM)
+    # Time-named columns without a date-typed one: not a calendar either.
+    assert not is_date_dimension(_table("t", year="INTEGER", month="INTEGER", day="INTEGER"))
