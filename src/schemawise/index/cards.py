@@ -12,6 +12,7 @@ from typing import Literal
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import Edge, SchemaGraph, Table
 from schemawise.graph.naming import split_identifier
+from schemawise.index.compounds import parts
 
 Kind = Literal["table", "column", "values", "path", "example", "glossary", "source", "ddl"]
 
@@ -38,8 +39,13 @@ SAMPLES_SHOWN = 8
 
 
 def words(identifier: str) -> str:
-    """`order_items` → "order items", `custId` → "cust id": identifiers as words."""
-    return " ".join(split_identifier(identifier))
+    """`order_items` → "order items", `custId` → "cust id": identifiers as words; a word run
+    together is followed by its parts (`l_shipdate` → "l shipdate ship date": compounds.py)."""
+    out: list[str] = []
+    for word in split_identifier(identifier):
+        out.append(word)
+        out.extend(parts(word) or ())
+    return " ".join(out)
 
 
 def _fingerprint(text: str) -> str:
