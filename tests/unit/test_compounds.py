@@ -37,3 +37,10 @@ def test_lexical_text_keeps_the_word_and_adds_its_parts() -> None:
     assert words("l_shipdate") == "l shipdate ship date"
     assert words("order_items") == "order items"
     assert words("custId") == "cust id"
+
+
+def test_a_part_that_is_a_word_of_asking_is_left_out() -> None:
+    # "list the bills of every client" is not about playlists.
+    assert parts("playlist") == ("play", "list")
+    assert words("PlaylistTrack") == "playlist play track"
+    assert words("firstname") == "firstname first"

@@ -13,6 +13,7 @@ from schemawise.graph.families import collapsed
 from schemawise.graph.model import Edge, SchemaGraph, Table
 from schemawise.graph.naming import split_identifier
 from schemawise.index.compounds import parts
+from schemawise.retrieve.words import STOP
 
 Kind = Literal["table", "column", "values", "path", "example", "glossary", "source", "ddl"]
 
@@ -44,7 +45,9 @@ def words(identifier: str) -> str:
     out: list[str] = []
     for word in split_identifier(identifier):
         out.append(word)
-        out.extend(parts(word) or ())
+        # A part that is a word of asking (`list` in `playlist`, `name` in `firstname`) would
+        # match the question's grammar ("list the bills …"), not what it is about.
+        out.extend(part for part in parts(word) or () if part not in STOP)
     return " ".join(out)
 
 
