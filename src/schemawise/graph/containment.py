@@ -62,9 +62,15 @@ def chance_log10(child: set[str], parent: set[str]) -> float:
             parent_ints = [int(v) for v in parent if _INTEGER.fullmatch(v)]
         low, high = min(child_ints), max(child_ints)
         hits = sum(1 for v in parent_ints if low <= v <= high)
-        density = hits / (high - low + 1)
-        return len(child) * math.log10(density) if density < 1 else 0.0
+        return integer_chance_log10(len(child), hits, high - low + 1)
     return len(child) * WORD_VALUE_CHANCE
+
+
+def integer_chance_log10(distinct: int, held: int, span: int) -> float:
+    """log10 of the chance that `distinct` integers spread over a range of `span` values all
+    land on a key holding `held` values in that range: 0 (certain) when the key fills it."""
+    density = held / span
+    return distinct * math.log10(density) if 0 < density < 1 else 0.0
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from schemawise.db.base import Source
 from schemawise.graph import cardinality, conventions
-from schemawise.graph.containment import IMPROBABLE, improbable_parent, normalise
+from schemawise.graph.containment import (
+    IMPROBABLE,
+    improbable_parent,
+    integer_chance_log10,
+    normalise,
+)
 from schemawise.graph.datachecks import DataChecker
 from schemawise.graph.infer import (
     MIN_CONFIDENCE,
@@ -337,8 +341,7 @@ def _dense_by_chance(checker: DataChecker, edge: Edge) -> bool:
     held = checker.distinct_between(edge.parent_table, edge.parent_columns[0], low, high)
     if not held:
         return False
-    density = held / (high - low + 1)
-    return density >= 1 or len(numbers) * math.log10(density) > IMPROBABLE
+    return integer_chance_log10(len(numbers), held, high - low + 1) > IMPROBABLE
 
 
 # A child column's values are read up to this many (a sample beyond); a parent key's in full,
