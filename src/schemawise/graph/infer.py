@@ -308,15 +308,23 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
     offered when the two tables share the key's names as their own keys (a return and its
     sale); inclusion on the data tells which one is the child."""
     out: list[Candidate] = []
+    # Each table's columns by lower-case name, once: a catalog of thousands of tables is
+    # walked once per composite key.
+    by_name = {
+        t.name: {c.name.lower(): c for c in t.columns} for t in graph.tables if t.kind == "table"
+    }
     for parent in graph.tables:
         key = parent.primary_key
         if parent.kind != "table" or len(key) < 2 or all(is_generic(c) for c in key):
             continue
-        for child in graph.tables:
-            if child.name == parent.name or child.kind != "table":
+        for child_name, child_columns in by_name.items():
+            if child_name == parent.name:
                 continue
-            columns = [child.column(c) for c in key]
+            columns = [child_columns.get(c.lower()) for c in key]
             if any(c is None for c in columns):
+                continue
+            child = graph.table(child_name)
+            if child is None:
                 continue
             pairs = [(c, parent.column(k)) for c, k in zip(columns, key, strict=True)]
             if not all(
