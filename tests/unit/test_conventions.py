@@ -136,3 +136,23 @@ def test_two_columns_reading_alike_keep_their_names() -> None:
     names = logical_names(SchemaGraph(tables=dims))
     assert ("item", "i_item_sk") not in names and ("item", "i_item_key") not in names
     assert names[("store", "s_store_sk")] == "store_key"
+
+
+def test_a_composite_key_many_tables_carry_is_a_convention_not_a_reference() -> None:
+    from schemawise.graph.infer import composite_candidates
+
+    def keyed(name: str) -> Table:
+        return table(name, "region_code", "item_code", "qty", key=["region_code", "item_code"])
+
+    pair = SchemaGraph(tables=[keyed("sales"), keyed("sale_returns")])
+    assert {(c.edge.child_table, c.edge.parent_table) for c in composite_candidates(pair)} == {
+        ("sales", "sale_returns"),
+        ("sale_returns", "sales"),
+    }
+    assert all(c.needs_confirmation for c in composite_candidates(pair))
+    many = SchemaGraph(tables=[keyed(f"t{i}") for i in range(6)])
+    assert composite_candidates(many) == []
+    # A generic part (`id`) names nothing.
+    tenant = SchemaGraph(tables=[table(n, "tenant_code", "id", key=["tenant_code", "id"])
+                                 for n in ("a", "b")])  # fmt: skip
+    assert composite_candidates(tenant) == []

@@ -301,6 +301,10 @@ def name_candidates(
     return out
 
 
+# At most this many other tables may carry a composite key's names for them to be references.
+MAX_COMPOSITE_HOLDERS = 3
+
+
 def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
     """A table holding columns named as another table's composite key is (`lineitem`'s
     part and supplier keys → `partsupp`'s key; a return's order number and item → the sale's
@@ -315,14 +319,18 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
     }
     for parent in graph.tables:
         key = parent.primary_key
-        if parent.kind != "table" or len(key) < 2 or all(is_generic(c) for c in key):
+        # A generic part (`(tenant_id, id)`) names nothing: every table may have it.
+        if parent.kind != "table" or len(key) < 2 or any(is_generic(c) for c in key):
             continue
-        for child_name, child_columns in by_name.items():
-            if child_name == parent.name:
-                continue
-            columns = [child_columns.get(c.lower()) for c in key]
-            if any(c is None for c in columns):
-                continue
+        holders = [
+            name for name, columns in by_name.items()
+            if name != parent.name and all(c.lower() in columns for c in key)
+        ]  # fmt: skip
+        # A key whose names many tables carry is a convention of the schema, not a reference.
+        if len(holders) > MAX_COMPOSITE_HOLDERS:
+            continue
+        for child_name in holders:
+            columns = [by_name[child_name].get(c.lower()) for c in key]
             child = graph.table(child_name)
             if child is None:
                 continue
