@@ -115,14 +115,7 @@ def logical_names(graph: SchemaGraph) -> dict[tuple[str, str], str]:
     for table in graph.tables:
         prefix = prefixes[table.name]
         for column in table.columns:
-            words = list(split_identifier(_strip(column.name, prefix)))
-            if words and words[-1] in learned:
-                words[-1] = CANONICAL_KEY
-            elif len(words) >= 1:
-                for key in glued:
-                    if words[-1].endswith(key) and len(words[-1]) - len(key) >= MIN_STEM:
-                        words[-1:] = [words[-1][: -len(key)], CANONICAL_KEY]
-                        break
+            words = _with_key_word(split_identifier(_strip(column.name, prefix)), learned, glued)
             logical = "_".join(words)
             if words and logical != "_".join(split_identifier(column.name)):
                 out[(table.name, column.name)] = logical
@@ -131,6 +124,20 @@ def logical_names(graph: SchemaGraph) -> dict[tuple[str, str], str]:
     seen.update((t.name, c.name.lower()) for t in graph.tables for c in t.columns
                 if (t.name, c.name) not in out)  # fmt: skip
     return {k: n for k, n in out.items() if seen[(k[0], n.lower())] == 1}
+
+
+def _with_key_word(words: tuple[str, ...], learned: set[str], glued: set[str]) -> list[str]:
+    """The last word read as the canonical key word when it is the schema's own (`sk`) or
+    carries one glued on (`orderkey` → order, key)."""
+    out = list(words)
+    if not out:
+        return out
+    if out[-1] in learned:
+        return [*out[:-1], CANONICAL_KEY]
+    for key in glued:
+        if out[-1].endswith(key) and len(out[-1]) - len(key) >= MIN_STEM:
+            return [*out[:-1], out[-1][: -len(key)], CANONICAL_KEY]
+    return out
 
 
 def restore(names: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
