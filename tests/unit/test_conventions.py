@@ -156,3 +156,30 @@ def test_a_composite_key_many_tables_carry_is_a_convention_not_a_reference() -> 
     tenant = SchemaGraph(tables=[table(n, "tenant_code", "id", key=["tenant_code", "id"])
                                  for n in ("a", "b")])  # fmt: skip
     assert composite_candidates(tenant) == []
+
+
+def test_a_column_glued_from_its_table_words_points_at_that_table() -> None:
+    """`ss_cdemo_sk` and `ss_hdemo_sk` both end like the key `demo_sk` of two tables: the
+    glued letters (`c` for customer, `h` for household) choose between them."""
+    from schemawise.graph.infer import name_candidates
+
+    graph = SchemaGraph(
+        tables=[
+            table("customer_demographics", "cd_demo_sk", "cd_gender"),
+            table("household_demographics", "hd_demo_sk", "hd_buy_potential"),
+            table("item", "i_item_sk", "i_brand"),
+            table("store_sales", "ss_cdemo_sk", "ss_hdemo_sk", "ss_item_sk", key=[]),
+        ]
+    )
+    names = logical_names(graph)
+    real = restore(names)
+    found = {
+        (real.get((c.edge.child_table, c.edge.child_columns[0])), c.edge.parent_table)
+        for c in name_candidates(renamed(graph, names))
+        if c.edge.child_table == "store_sales"
+    }
+    assert found == {
+        ("ss_cdemo_sk", "customer_demographics"),
+        ("ss_hdemo_sk", "household_demographics"),
+        ("ss_item_sk", "item"),
+    }

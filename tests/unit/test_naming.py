@@ -2,6 +2,7 @@ import pytest
 
 from schemawise.graph.naming import (
     entity_words,
+    glued_abbreviation,
     is_generic,
     singular,
     split_identifier,
@@ -58,6 +59,26 @@ def test_singular(plural: str, single: str) -> None:
 )
 def test_words_match(a: str, b: str, score: float) -> None:
     assert words_match(a, b) == score
+
+
+@pytest.mark.parametrize(
+    ("word", "words", "expected"),
+    [
+        ("cdemo", ("customer", "demographic"), True),
+        ("hdemo", ("household", "demographic"), True),
+        ("custaddr", ("customer", "address"), True),
+        # The first letters must be the table's own, in order.
+        ("hdemo", ("customer", "demographic"), False),
+        ("democ", ("customer", "demographic"), False),
+        # Every word contributes, and the last piece says enough (3 letters or more).
+        ("cde", ("customer", "demographic"), False),
+        ("customer", ("customer", "address"), False),
+        # One word is not glued from anything.
+        ("demo", ("demographic",), False),
+    ],
+)
+def test_glued_abbreviation(word: str, words: tuple[str, ...], expected: bool) -> None:
+    assert glued_abbreviation(word, words) is expected
 
 
 @pytest.mark.parametrize(

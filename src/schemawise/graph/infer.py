@@ -23,8 +23,10 @@ from schemawise.graph.model import Edge, Evidence, SchemaGraph, Table
 from schemawise.graph.naming import (
     GENERIC_WORDS,
     KEY_WORDS,
+    MIN_GLUED_TAIL,
     ends_with,
     entity_words,
+    glued_abbreviation,
     is_generic,
     sequence_match,
     singular,
@@ -43,6 +45,7 @@ RULE_CONFIDENCE = {
     "table_name": 0.6,
     "shared_key": 0.8,
     "same_as_declared": 0.85,
+    "abbreviated_table": 0.8,
 }
 # Key names specific enough that one table owning them as its key is evidence of a reference.
 SPECIFIC_KEY_NAMES = frozenset({"uuid", "guid", "sku"})
@@ -159,6 +162,16 @@ def _name_score(child_col: str, key: KeyColumn) -> tuple[str, float] | None:
     key_is_generic = all(w in KEY_WORDS for w in key_words)
     key_stem = tuple(w for w in key_words if w not in KEY_WORDS)
     is_primary = key.primary
+    lead = [w for w in col_words if w not in KEY_WORDS]
+    if (
+        lead
+        and col_words[-1] in KEY_WORDS
+        and glued_abbreviation(singular(lead[-1]), entity)
+        and (key_is_generic or any(sequence_match(key_stem, t) for t in tails))
+    ):
+        # ss_cdemo_sk → customer_demographics.cd_demo_sk: the column abbreviates the whole
+        # table name, which tells it from household_demographics.hd_demo_sk.
+        consider("abbreviated_table", 1.0)
     for tail in tails:
         if key_is_generic:
             # customer_id → customers.id, CountryCode → country.Code, ship_id → ship.id
@@ -196,6 +209,9 @@ class KeyIndex:
     def __init__(self, keys: list[KeyColumn]) -> None:
         self._by_word: dict[str, list[KeyColumn]] = defaultdict(list)
         self._by_name: dict[str, list[KeyColumn]] = defaultdict(list)
+        # Keys of tables named in two or more words, by the starts of the last word: a column
+        # word glued from the table's words (`cdemo`) ends with one of them.
+        self._by_glued_tail: dict[str, list[KeyColumn]] = defaultdict(list)
         for key in keys:
             self._by_name[key.column.lower()].append(key)
             # Digits (`sales_2023`, `customer_3`) do not name an entity: the head is a word.
@@ -207,6 +223,9 @@ class KeyIndex:
             variants |= {head[-n:] for n in range(4, len(head))}
             for variant in variants:
                 self._by_word[variant].append(key)
+            if len(entity) >= 2:
+                for n in range(MIN_GLUED_TAIL, len(head) + 1):
+                    self._by_glued_tail[head[:n]].append(key)
 
     def lookup(self, column: str) -> list[KeyColumn]:
         words = [
@@ -216,7 +235,14 @@ class KeyIndex:
         same_name = not is_generic(column) or column.lower() in SPECIFIC_KEY_NAMES
         found = list(self._by_name.get(column.lower(), [])) if same_name else []
         if words:
-            found += self._by_word.get(words[-1], [])
+            last = words[-1]
+            found += self._by_word.get(last, [])
+            for start in range(1, len(last) - MIN_GLUED_TAIL + 1):
+                found += [
+                    k
+                    for k in self._by_glued_tail.get(last[start:], [])
+                    if glued_abbreviation(last, entity_words(_bare(k.table.name)))
+                ]
         return list({id(k): k for k in found}.values())
 
 

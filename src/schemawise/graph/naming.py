@@ -113,6 +113,28 @@ def sequence_match(words: tuple[str, ...], target: tuple[str, ...]) -> float:
     return score
 
 
+# Shortest last piece of a glued abbreviation (`demo` in `cdemo`): shorter ones say too little.
+MIN_GLUED_TAIL = 3
+
+
+def glued_abbreviation(word: str, words: tuple[str, ...]) -> bool:
+    """`cdemo` for (customer, demographic), `custaddr` for (customer, address): one word made
+    of a prefix of each of two or more words, in order, the last piece at least 3 letters."""
+    if len(words) < 2 or len(word) < len(words) - 1 + MIN_GLUED_TAIL:
+        return False
+
+    def fits(rest: str, remaining: tuple[str, ...]) -> bool:
+        head, *tail = remaining
+        if not tail:
+            return len(rest) >= MIN_GLUED_TAIL and head.startswith(rest)
+        return any(
+            head[:n] == rest[:n] and fits(rest[n:], tuple(tail))
+            for n in range(1, min(len(head), len(rest)) + 1)
+        )
+
+    return fits(word, words)
+
+
 def ends_with(words: tuple[str, ...], tail: tuple[str, ...]) -> float:
     """Score of `words` ending with `tail` (a role prefix such as `billing_` may come first)."""
     if not tail or len(tail) > len(words):
