@@ -55,6 +55,8 @@ def print_reply(console: Console, reply: Reply, *, show_context: bool = False) -
     if reply.status == "no_model":
         assert reply.failure is not None
         console.print(Text.assemble(("no model: ", "bold yellow"), plain(reply.failure.reason)))
+        for assumption in reply.assumptions:
+            console.print(Text.assemble(("assumed: ", "bold"), plain(assumption)))
         console.print(Text("Ready prompt (paste it into any model):", style="bold"))
         # soft_wrap: prompt text is copied as it is, never broken at the terminal's width
         console.print(plain(reply.prompt or ""), soft_wrap=True)

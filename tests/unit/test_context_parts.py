@@ -35,8 +35,15 @@ from schemawise.rank.structural import (
 )
 from schemawise.retrieve.evidence import best_distinct, table_terms
 from schemawise.retrieve.implied import implied_words, with_implied_words
-from schemawise.retrieve.settings import RETRIEVAL
-from schemawise.retrieve.source_choice import columns_written, coverage, rank_sources, tables_named
+from schemawise.retrieve.pack import SourceScore
+from schemawise.retrieve.settings import RETRIEVAL, RetrievalSettings
+from schemawise.retrieve.source_choice import (
+    close_calls,
+    columns_written,
+    coverage,
+    rank_sources,
+    tables_named,
+)
 from schemawise.retrieve.words import (
     looks_like_identifier,
     question_words,
@@ -671,3 +678,19 @@ def test_a_cap_on_shared_documents_keeps_a_hub_from_outweighing_a_matched_card()
     assert capped.scores[("s", "track")] < capped.scores[("s", "invoice_line")]
     # The reasons still count every document that matched.
     assert capped.reasons[("s", "track")].count("path document matched") == 12
+
+
+@pytest.mark.parametrize(
+    ("scores", "close"),
+    [
+        ([0.95, 0.9, 0.89], ["b", "c"]),  # at the share or above: named
+        ([0.5], []),  # a clear choice
+        ([], []),  # one database searched
+    ],
+)
+def test_close_calls_are_the_runners_up_near_the_chosen(
+    scores: list[float], close: list[str]
+) -> None:
+    named = [SourceScore(source=s, score=v) for s, v in zip("bcd", scores, strict=False)]
+    found = close_calls(named, RetrievalSettings(close_call=0.9))
+    assert [a.source for a in found] == close

@@ -26,6 +26,8 @@ from schemawise.db.guard import Limits
 from schemawise.errors import SchemawiseError
 from schemawise.graph.model import SchemaGraph
 from schemawise.retrieve.context import ContextPack, ContextSettings
+from schemawise.retrieve.pack import SourceScore
+from schemawise.retrieve.source_choice import close_calls
 
 Status = Literal["answered", "failed", "no_model", "tables", "explained", "checked"]
 PromptMode = Literal["context", "whole-schema"]
@@ -78,6 +80,9 @@ class Reply(BaseModel):
     usage: dict[str, Any] = Field(default_factory=dict)
     conversation: str | None = None
     turn: int | None = None
+    # Other databases that fit the question about as well as `source` (close calls): the
+    # answer is from `source`; ask again with one of these as the source if it was meant.
+    alternatives: list[SourceScore] = Field(default_factory=list)
 
 
 @dataclass
@@ -235,6 +240,8 @@ class Assistant:
         join_notes = [_join_note(p) for p in pack.join_paths] if options.prompt == "context" else []
         reply = Reply(question=question, intent="write_query", status="failed",
                       source=pack.source, context=context)  # fmt: skip
+        reply.alternatives = close_calls(pack.alternatives)
+        reply.assumptions = source_assumption(reply)
         if options.prompt == "context" and not pack.tables:
             # Nothing in the index is about the question: say so rather than have a model
             # write SQL against tables that have nothing to do with it.
@@ -272,7 +279,7 @@ class Assistant:
         reply.fixes = written.fixes
         if written.draft is not None:
             reply.sql = written.draft.query
-            reply.assumptions = written.draft.assumptions
+            reply.assumptions = [*written.draft.assumptions, *source_assumption(reply)]
             reply.explanation = written.draft.explanation
         check = written.check
         if check is not None:
@@ -334,11 +341,14 @@ class Assistant:
         retrieved = self.retrieve(question, options, None)
         pack = retrieved.pack
         lines = [f"{t.name}: {'; '.join(t.reasons)}" for t in pack.tables]
-        return Reply(question=question, intent="find_tables", status="tables",
-                     source=pack.source, tables=[t.name for t in pack.tables],
-                     answer="\n".join(lines) or "No table matches.", answer_source="schema",
-                     context={"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
-                              "join_paths": pack.join_paths})  # fmt: skip
+        reply = Reply(question=question, intent="find_tables", status="tables",
+                      source=pack.source, tables=[t.name for t in pack.tables],
+                      answer="\n".join(lines) or "No table matches.", answer_source="schema",
+                      context={"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
+                               "join_paths": pack.join_paths},
+                      alternatives=close_calls(pack.alternatives))  # fmt: skip
+        reply.assumptions = source_assumption(reply)
+        return reply
 
     def _explain(self, question: str, options: AskOptions, llm: LLM | None,
                  conversation: str | None) -> Reply:  # fmt: skip
@@ -397,6 +407,18 @@ class Assistant:
             reply.attempts = [a.to_dict() for a in written.attempts]
             reply.fixes = written.fixes
         return reply
+
+
+def source_assumption(reply: Reply) -> list[str]:
+    """The database choice as an assumption to verify, when another fits about as well."""
+    if not reply.alternatives or reply.source is None:
+        return []
+    others = ", ".join(f"{a.source} ({a.score:.2f} of its fit)" for a in reply.alternatives)
+    first = reply.alternatives[0].source
+    return [
+        f"the question is about {reply.source}, though {others} fits it about as well; "
+        f"if {first} was meant, ask again with it as the source (--source {first})"
+    ]
 
 
 def _join_note(path: dict[str, Any]) -> str:

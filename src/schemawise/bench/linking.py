@@ -370,6 +370,10 @@ def _run(
                 "question": case.question, "empty": not pack.tables,
                 "strict_table": row["strict_table"], "right_database": right_db,
                 "relevance": _measures(pack),
+                # The runners-up with their votes over the chosen database's (1.0: as good):
+                # what a close-call threshold is calibrated on.
+                "source": pack.source,
+                "alternatives": [[a.source, a.score] for a in pack.alternatives],
             }  # fmt: skip
             if right_db and case.gold_columns is not None:
                 # What column rules are studied on: each kept column with its tier and reason,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from schemawise.graph.model import SchemaGraph
 from schemawise.retrieve.evidence import column_holders, table_evidence
+from schemawise.retrieve.pack import SourceScore
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings, RetrievalSettings
 from schemawise.retrieve.words import QuestionWords, name_words, names_table
 
@@ -123,3 +124,11 @@ def rank_sources(
     ranked = sorted(sorted(votes), key=lambda s: -votes[s])
     best = votes[ranked[0]] or 1.0
     return [(s, round(votes[s] / best, 4)) for s in ranked]
+
+
+def close_calls(
+    alternatives: list[SourceScore], tuning: RetrievalSettings = RETRIEVAL
+) -> list[SourceScore]:
+    """The runners-up that fit the question about as well as the chosen database: the ones
+    to name (or ask about) rather than pass over in silence."""
+    return [a for a in alternatives if a.score >= tuning.close_call]

@@ -1,0 +1,95 @@
+"""Database choice with a confidence, in the assistant: when another database fits the
+question about as well as the chosen one, the reply names it instead of choosing in silence."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from schemawise import api
+from schemawise.agent.assistant import AskOptions
+from tests.integration.test_assistant import Script, assistant, sql_reply
+
+SHOP = """
+CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT);
+CREATE TABLE orders (order_id INTEGER PRIMARY KEY,
+                     customer_id INTEGER REFERENCES customers(customer_id),
+                     ordered_on TEXT, total REAL);
+INSERT INTO customers VALUES (1, 'Ada', 'Leeds'), (2, 'Bo', 'York');
+INSERT INTO orders VALUES (1, 1, '2024-01-02', 10.5), (2, 1, '2024-02-03', 7.0),
+                          (3, 2, '2024-03-04', 3.25);
+"""
+ZOO = """
+CREATE TABLE animals (animal_id INTEGER PRIMARY KEY, species TEXT, enclosure TEXT);
+CREATE TABLE keepers (keeper_id INTEGER PRIMARY KEY, name TEXT,
+                      animal_id INTEGER REFERENCES animals(animal_id));
+INSERT INTO animals VALUES (1, 'otter', 'river'), (2, 'lynx', 'forest');
+INSERT INTO keepers VALUES (1, 'Cy', 1), (2, 'Di', 2);
+"""
+QUESTION = "how many orders did each customer place?"
+SQL = (
+    "SELECT c.name, count(*) AS orders FROM customers c "
+    "JOIN orders o ON o.customer_id = c.customer_id GROUP BY c.name"
+)
+
+
+@pytest.fixture(scope="module")
+def close_sources(embedded_url: str, tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    folder = tmp_path_factory.mktemp("close_calls")
+    names = []
+    for name, script in (("cc_shop_eu", SHOP), ("cc_shop_us", SHOP), ("cc_zoo", ZOO)):
+        path = folder / f"{name}.sqlite"
+        with sqlite3.connect(path) as conn:
+            conn.executescript(script)
+        api.index(f"sqlite:///{path}", name, index_url=embedded_url, profile=False)
+        names.append(name)
+    return names
+
+
+def test_two_databases_that_fit_alike_are_named_not_chosen_in_silence(
+    embedded_url: str, close_sources: list[str], tmp_path: Path
+) -> None:
+    script = Script(write=[sql_reply(SQL)])
+    reply = assistant(embedded_url, script, tmp_path).ask(
+        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False)
+    )
+    assert reply.status == "answered", reply.failure
+    (other,) = reply.alternatives
+    assert {reply.source, other.source} == {"cc_shop_eu", "cc_shop_us"}
+    assert other.score >= 0.9
+    # The answer says which database it is from, and how to ask the other.
+    assert any(f"--source {other.source}" in a for a in reply.assumptions)
+    # The tables-only intent says so too.
+    tables = assistant(embedded_url, Script(), tmp_path).ask(
+        "which tables hold orders?",
+        options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], intent="find_tables"),
+    )
+    assert [a.source for a in tables.alternatives] == [other.source]
+
+
+def test_a_clear_choice_names_no_alternative(
+    embedded_url: str, close_sources: list[str], tmp_path: Path
+) -> None:
+    script = Script(write=[sql_reply(SQL)])
+    reply = assistant(embedded_url, script, tmp_path).ask(
+        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_zoo"], answer=False)
+    )
+    assert reply.status == "answered", reply.failure
+    assert reply.source == "cc_shop_eu"
+    assert reply.alternatives == []
+    assert not any("--source" in a for a in reply.assumptions)
+
+
+def test_without_a_model_the_close_call_comes_with_the_ready_prompt(
+    embedded_url: str, close_sources: list[str]
+) -> None:
+    from schemawise.agent.assistant import Assistant
+
+    reply = Assistant(None, index_url=embedded_url, failure_log=False).ask(
+        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], intent="write_query")
+    )
+    assert reply.status == "no_model"
+    assert len(reply.alternatives) == 1
+    assert any("--source" in a for a in reply.assumptions)
