@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from schemawise import api
-from schemawise.agent.assistant import AskOptions
+from schemawise.agent.assistant import AskOptions, Reply
 from tests.integration.test_assistant import Script, assistant, sql_reply
 
 SHOP = """
@@ -48,14 +48,19 @@ def close_sources(embedded_url: str, tmp_path_factory: pytest.TempPathFactory) -
     return names
 
 
+def answered(embedded_url: str, tmp_path: Path, sources: list[str]) -> Reply:
+    """The question answered by a scripted writer over `sources`."""
+    reply = assistant(embedded_url, Script(write=[sql_reply(SQL)]), tmp_path).ask(
+        QUESTION, options=AskOptions(sources=sources, answer=False)
+    )
+    assert reply.status == "answered", reply.failure
+    return reply
+
+
 def test_two_databases_that_fit_alike_are_named_not_chosen_in_silence(
     embedded_url: str, close_sources: list[str], tmp_path: Path
 ) -> None:
-    script = Script(write=[sql_reply(SQL)])
-    reply = assistant(embedded_url, script, tmp_path).ask(
-        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False)
-    )
-    assert reply.status == "answered", reply.failure
+    reply = answered(embedded_url, tmp_path, ["cc_shop_eu", "cc_shop_us"])
     (other,) = reply.alternatives
     assert {reply.source, other.source} == {"cc_shop_eu", "cc_shop_us"}
     assert other.score >= 0.9
@@ -72,11 +77,7 @@ def test_two_databases_that_fit_alike_are_named_not_chosen_in_silence(
 def test_a_clear_choice_names_no_alternative(
     embedded_url: str, close_sources: list[str], tmp_path: Path
 ) -> None:
-    script = Script(write=[sql_reply(SQL)])
-    reply = assistant(embedded_url, script, tmp_path).ask(
-        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_zoo"], answer=False)
-    )
-    assert reply.status == "answered", reply.failure
+    reply = answered(embedded_url, tmp_path, ["cc_shop_eu", "cc_zoo"])
     assert reply.source == "cc_shop_eu"
     assert reply.alternatives == []
     assert not any("--source" in a for a in reply.assumptions)
