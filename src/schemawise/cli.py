@@ -1343,7 +1343,8 @@ def ask(
 CHAT_HELP = (
     "Ask in words; follow-ups build on the previous answer. Commands: /sql (last SQL), "
     "/context (last context pack), /tables (tables used), /feedback TEXT (on the last answer, "
-    "kept with it), /new (new conversation), /quit (or Ctrl-D)."
+    "kept with it), /source NAME (ask only that database from now on; /source alone: all), "
+    "/new (new conversation), /quit (or Ctrl-D)."
 )
 
 
@@ -1388,6 +1389,9 @@ def chat(
             conversation = helper.conversations.start(",".join(source or []) or None)
             out.print("new conversation")
             continue
+        if line == "/source" or line.startswith("/source "):
+            _chat_source(options, line.split()[1:], index_url)
+            continue
         if line.startswith("/feedback"):
             text = line.removeprefix("/feedback").strip()
             if last is None or last.turn is None or not text:
@@ -1417,6 +1421,22 @@ def chat(
                     out.print(assemble(("hint: ", "bold"), plain(exc.hint)))
                 continue
         print_reply(out, last)
+
+
+def _chat_source(options: Any, names: list[str], index_url: str | None) -> None:
+    """`/source NAME …` in chat: the databases the following turns search (a close call names
+    the other database; this is how to take it). No name: every indexed database again."""
+    from schemawise import api
+
+    known = {s["source"] for s in api.sources(index_url=index_url)}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        out.print(assemble(("no source named ", "bold red"), plain(", ".join(unknown)),
+                           "; indexed: ", plain(", ".join(sorted(known)))))  # fmt: skip
+        return
+    options.sources = names or None
+    said = f"questions now go to {', '.join(names)}" if names else "questions now search all"
+    out.print(plain(said))
 
 
 @app.command(short_help="Serve schemawise as MCP tools to other agents.")

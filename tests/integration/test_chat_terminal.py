@@ -1,5 +1,5 @@
 """`schemawise chat` in a real terminal (a pty, through pexpect): two turns, the second a
-follow-up built on the first turn's SQL, then /sql and /quit."""
+follow-up built on the first turn's SQL, then /sql, /feedback, /source and /quit."""
 
 from __future__ import annotations
 
@@ -53,6 +53,13 @@ def test_two_turns_and_a_follow_up(
             child.expect("you> ")
             child.sendline("/feedback months should be calendar months")
             child.expect("kept with the last answer")
+            child.expect("you> ")
+            # The database of the following turns: an unknown name is refused with the list.
+            child.sendline("/source nowhere")
+            child.expect(f"no source named nowhere; indexed: .*{demo_source}")
+            child.expect("you> ")
+            child.sendline(f"/source {demo_source}")
+            child.expect(f"questions now go to {demo_source}")
             child.expect("you> ")
             child.sendline("/quit")
             child.expect(pexpect.EOF)

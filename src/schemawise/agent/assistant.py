@@ -417,7 +417,8 @@ def source_assumption(reply: Reply) -> list[str]:
     first = reply.alternatives[0].source
     return [
         f"the question is about {reply.source}, though {others} fits it about as well; "
-        f"if {first} was meant, ask again with it as the source (--source {first})"
+        f"if {first} was meant, ask again with it as the source (--source {first}; in chat, "
+        f"/source {first})"
     ]
 
 
