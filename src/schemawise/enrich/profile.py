@@ -5,6 +5,7 @@ a row limit under a time budget. A big table is never scanned whole."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from typing import Any
@@ -44,6 +45,33 @@ def _text(value: Any) -> str | None:
 
 def wordlike(value: str) -> bool:
     return any(c.isalpha() for c in value) and not value[:1].isdigit()
+
+
+# What makes a column's values sentences rather than names: several words a value, mostly
+# lower case, with punctuation between words in many of them. Names, titles and addresses are
+# capitalised or have no inner punctuation; `goldenrod lavender spring lace` has none.
+PROSE_WORDS = 4
+PROSE_LOWER_SHARE = 0.7
+PROSE_PUNCTUATED_SHARE = 1 / 3
+PROSE_MIN_VALUES = 5
+_INNER_PUNCTUATION = re.compile(r"[.,;:!?]\s")
+
+
+def reads_as_prose(values: list[str]) -> bool:
+    """The values are free text (comments, descriptions): their words are the text's, not
+    the database's vocabulary, and a question does not quote them."""
+    texts = [v.strip() for v in values if v.strip()]
+    if len(texts) < PROSE_MIN_VALUES:
+        return False
+    words = [t.split() for t in texts]
+    if sum(map(len, words)) < PROSE_WORDS * len(texts):
+        return False
+    alphabetic = [w for ws in words for w in ws if w[:1].isalpha()]
+    lower = sum(1 for w in alphabetic if w[:1].islower())
+    punctuated = sum(1 for t in texts if _INNER_PUNCTUATION.search(t))
+    return lower >= PROSE_LOWER_SHARE * max(
+        1, len(alphabetic)
+    ) and punctuated >= PROSE_PUNCTUATED_SHARE * len(texts)
 
 
 def from_values(values: list[Any], total_rows: int | None = None) -> ColumnProfile:

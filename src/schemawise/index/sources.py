@@ -18,7 +18,7 @@ from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
 from schemawise.enrich.generated import Describe, describe_tables
 from schemawise.enrich.metadata import Metadata, from_dbt, from_overlay
-from schemawise.enrich.profile import profile_source, wordlike
+from schemawise.enrich.profile import ColumnProfile, profile_source, reads_as_prose, wordlike
 from schemawise.enrich.querylog import read_log
 from schemawise.enrich.usage import tables_and_columns, usage_from_log
 from schemawise.errors import SchemawiseError
@@ -206,16 +206,29 @@ def descriptions_cache(source: str) -> Path:
 
 def sample_values(meta: Metadata) -> dict[str, list[str]]:
     """`table.column` → the values its document shows: the whole list of an enum-like
-    column, else its most common values."""
-    return {key: p.values or p.samples for key, p in meta.profiles.items() if p.values or p.samples}
+    column, else its most common values; none for free text (`worded`)."""
+    return {key: p.values or p.samples for key, p in worded(meta).items() if p.values or p.samples}
 
 
 def seen_values(meta: Metadata) -> dict[str, list[str]]:
     """`table.column` → the distinct values the profile saw (for the value index): the
-    whole list of an enum-like column, else those of the sample that read as words."""
-    profiles = meta.profiles
+    whole list of an enum-like column, else those of the sample that read as words; none
+    for free text (`worded`)."""
+    profiles = worded(meta)
     listed = {key: [v for v in p.seen or p.values if wordlike(v)] for key, p in profiles.items()}
     return {key: values for key, values in listed.items() if values}
+
+
+def worded(meta: Metadata) -> dict[str, ColumnProfile]:
+    """The profiles whose values are worth indexing: not those of free-text columns
+    (`reads_as_prose`). A comment column's random sentences would make every common word
+    look like the database's own ("yet", "build" in a warehouse's item descriptions) and
+    pull questions about another database towards it."""
+    return {
+        key: p
+        for key, p in meta.profiles.items()
+        if not reads_as_prose(p.seen or p.values or p.samples)
+    }
 
 
 def _default_name(url: str) -> str:
