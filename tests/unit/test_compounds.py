@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from schemawise.index.cards import words
-from schemawise.index.compounds import parts, vocabulary
+from schemawise.index.compounds import parts
+from schemawise.known_words import vocabulary
 
 
 @pytest.mark.parametrize(

@@ -183,3 +183,19 @@ def test_a_column_glued_from_its_table_words_points_at_that_table() -> None:
         ("ss_hdemo_sk", "household_demographics"),
         ("ss_item_sk", "item"),
     }
+
+
+def test_a_word_does_not_glue_onto_a_table_it_happens_to_spell() -> None:
+    """`item_id` is about items, not i + tem of `invoice_template`; `plan_id` not p + lan of
+    `page_language`: with a bare `id` key and a word of English, no abbreviation is read."""
+    from schemawise.graph.infer import name_candidates
+
+    graph = SchemaGraph(
+        tables=[
+            table("invoice_template", "id", "body"),
+            table("page_language", "id", "code"),
+            table("order_line", "id", "item_id", "plan_id"),
+        ]
+    )
+    found = {(c.edge.child_columns[0], c.edge.evidence.rule) for c in name_candidates(graph)}
+    assert not {column for column, _ in found} & {"item_id", "plan_id"}, found

@@ -75,6 +75,13 @@ def test_words_match(a: str, b: str, score: float) -> None:
         ("customer", ("customer", "address"), False),
         # One word is not glued from anything.
         ("demo", ("demographic",), False),
+        # A word of English means itself: `item` is not i + tem of invoice_template.
+        ("item", ("invoice", "template"), False),
+        ("user", ("user", "service"), False),
+        ("plan", ("page", "language"), False),
+        ("sport", ("ship", "port"), False),
+        # Digits in a table name are not words to abbreviate.
+        ("cdemo", ("customer", "demographic", "2023"), True),
     ],
 )
 def test_glued_abbreviation(word: str, words: tuple[str, ...], expected: bool) -> None:

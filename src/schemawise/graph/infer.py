@@ -166,11 +166,14 @@ def _name_score(child_col: str, key: KeyColumn) -> tuple[str, float] | None:
     if (
         lead
         and col_words[-1] in KEY_WORDS
+        and key_stem
+        and any(sequence_match(key_stem, t) for t in tails)
         and glued_abbreviation(singular(lead[-1]), entity)
-        and (key_is_generic or any(sequence_match(key_stem, t) for t in tails))
     ):
         # ss_cdemo_sk → customer_demographics.cd_demo_sk: the column abbreviates the whole
-        # table name, which tells it from household_demographics.hd_demo_sk.
+        # table name, which tells it from household_demographics.hd_demo_sk. Only for a key
+        # named after its table (`demo_sk`): a bare `id` would let `item_id` glue onto
+        # `invoice_template.id`.
         consider("abbreviated_table", 1.0)
     for tail in tails:
         if key_is_generic:

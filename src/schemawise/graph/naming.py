@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
+
+from schemawise.known_words import vocabulary
 
 # Words that name a key rather than an entity: `customer_id`, `CountryCode`, `cust_ref`.
 KEY_WORDS = frozenset(
@@ -117,22 +119,28 @@ def sequence_match(words: tuple[str, ...], target: tuple[str, ...]) -> float:
 MIN_GLUED_TAIL = 3
 
 
+@lru_cache(maxsize=65536)
 def glued_abbreviation(word: str, words: tuple[str, ...]) -> bool:
     """`cdemo` for (customer, demographic), `custaddr` for (customer, address): one word made
-    of a prefix of each of two or more words, in order, the last piece at least 3 letters."""
-    if len(words) < 2 or len(word) < len(words) - 1 + MIN_GLUED_TAIL:
+    of a prefix of each of two or more words, in order, the last piece at least 3 letters.
+    A word of English (`item`, `user`: i + tem, u + ser) is never one: it means itself."""
+    words = tuple(w for w in words if not w.isdigit())
+    if len(words) < 2 or len(word) < len(words) - 1 + MIN_GLUED_TAIL or word in vocabulary():
         return False
 
-    def fits(rest: str, remaining: tuple[str, ...]) -> bool:
-        head, *tail = remaining
-        if not tail:
+    @cache
+    def fits(at: int, index: int) -> bool:
+        # word[at:] is glued from words[index:]; memoised on the two positions, so repetitive
+        # names cost the product of their lengths, not every way of cutting them.
+        rest, head = word[at:], words[index]
+        if index == len(words) - 1:
             return len(rest) >= MIN_GLUED_TAIL and head.startswith(rest)
         return any(
-            head[:n] == rest[:n] and fits(rest[n:], tuple(tail))
+            head[:n] == rest[:n] and fits(at + n, index + 1)
             for n in range(1, min(len(head), len(rest)) + 1)
         )
 
-    return fits(word, words)
+    return fits(0, 0)
 
 
 def ends_with(words: tuple[str, ...], tail: tuple[str, ...]) -> float:

@@ -2,40 +2,23 @@
 the words they are made of, so that a question's "items shipped" finds them.
 
 The vocabulary is the word-start tokens of the tokenizer the default embedder already ships
-(wordllama's, 32,000 tokens), not a list made here: an identifier word that is not itself a
-word there splits in two when its longest word prefix leaves a word of four letters or more
-(`shipdate` → ship, date; `transcript` does not split: its longest prefix, `trans`, leaves
-`cript`; `citizenship` does not: `citizens` leaves `hip`).
+(wordllama's, 32,000 tokens; `known_words`), not a list made here: an identifier word that is
+not itself a word there splits in two when its longest word prefix leaves a word of four
+letters or more (`shipdate` → ship, date; `transcript` does not split: its longest prefix,
+`trans`, leaves `cript`; `citizenship` does not: `citizens` leaves `hip`).
 """
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
+
+from schemawise.known_words import vocabulary
 
 # The shortest word a compound may be split into: shorter pieces are more often fragments.
 MIN_PREFIX = 3
 MIN_REST = 4
 # Identifier words shorter than this are not compounds worth splitting.
 MIN_COMPOUND = 7
-
-
-@lru_cache(maxsize=1)
-def vocabulary() -> frozenset[str]:
-    """Lower-case alphabetic word-start tokens of wordllama's tokenizer; empty if it is
-    missing (an install without it splits nothing)."""
-    try:
-        path = resources.files("wordllama") / "tokenizers" / "l2_supercat_tokenizer_config.json"
-        vocab = json.loads(path.read_text())["model"]["vocab"]
-    except (ModuleNotFoundError, FileNotFoundError, KeyError, ValueError):
-        return frozenset()
-    return frozenset(
-        token[1:].lower()
-        for token in vocab
-        if token.startswith("▁") and token[1:].isascii() and token[1:].isalpha()
-        and len(token) > MIN_PREFIX
-    )  # fmt: skip
 
 
 @lru_cache(maxsize=65536)
