@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -35,6 +36,13 @@ class ColumnProfile(BaseModel):
     seen: list[str] = Field(default_factory=list)
     basis: str = "sample"  # "pg_stats" or "sample"
 
+    @cached_property
+    def free_text(self) -> bool:
+        """Its values read as sentences (`reads_as_prose`): comments, descriptions. Their words
+        are not the database's vocabulary, and no question quotes them: retrieval leaves them
+        out (index documents, table evidence, values shown, enum-like columns)."""
+        return reads_as_prose(self.seen or self.values or self.samples)
+
 
 def _text(value: Any) -> str | None:
     if value is None:
@@ -48,13 +56,16 @@ def wordlike(value: str) -> bool:
 
 
 # What makes a column's values sentences rather than names: several words a value, mostly
-# lower case, with punctuation between words in many of them. Names, titles and addresses are
-# capitalised or have no inner punctuation; `goldenrod lavender spring lace` has none.
+# lower case, a sentence ending inside some of them (values are kept cut at VALUE_CHARS, so a
+# sentence's end shows in only a share of them). Names, titles and addresses are capitalised;
+# `goldenrod lavender spring lace` and "action, adventure, comedy" end no sentence.
 PROSE_WORDS = 4
 PROSE_LOWER_SHARE = 0.7
-PROSE_PUNCTUATED_SHARE = 1 / 3
+PROSE_PUNCTUATED_SHARE = 0.15
 PROSE_MIN_VALUES = 5
-_INNER_PUNCTUATION = re.compile(r"[.,;:!?]\s")
+# A sentence ends inside the value. Not a comma: "action, adventure, comedy" is a list of words
+# a question may well use.
+_INNER_PUNCTUATION = re.compile(r"[.;:!?]\s")
 
 
 def reads_as_prose(values: list[str]) -> bool:

@@ -18,7 +18,7 @@ from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
 from schemawise.enrich.generated import Describe, describe_tables
 from schemawise.enrich.metadata import Metadata, from_dbt, from_overlay
-from schemawise.enrich.profile import ColumnProfile, profile_source, reads_as_prose, wordlike
+from schemawise.enrich.profile import ColumnProfile, profile_source, wordlike
 from schemawise.enrich.querylog import read_log
 from schemawise.enrich.usage import tables_and_columns, usage_from_log
 from schemawise.errors import SchemawiseError
@@ -221,14 +221,10 @@ def seen_values(meta: Metadata) -> dict[str, list[str]]:
 
 def worded(meta: Metadata) -> dict[str, ColumnProfile]:
     """The profiles whose values are worth indexing: not those of free-text columns
-    (`reads_as_prose`). A comment column's random sentences would make every common word
+    (`ColumnProfile.free_text`). A comment column's random sentences would make every common word
     look like the database's own ("yet", "build" in a warehouse's item descriptions) and
     pull questions about another database towards it."""
-    return {
-        key: p
-        for key, p in meta.profiles.items()
-        if not reads_as_prose(p.seen or p.values or p.samples)
-    }
+    return {key: p for key, p in meta.profiles.items() if not p.free_text}
 
 
 def _default_name(url: str) -> str:

@@ -182,6 +182,8 @@ def _table_picks(
     enums = []
     for column in table.columns:
         profile = profiles.get(f"{table.name}.{column.name}".lower())
+        if profile is not None and profile.free_text:
+            profile = None  # comments and descriptions: neither a value to name nor an enum
         values = (profile.values or [*profile.samples, *profile.seen]) if profile else []
         if values and _named_values(request.question, values):
             keep(column.name, 1, "holds a value the question names")

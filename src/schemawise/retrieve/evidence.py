@@ -127,7 +127,7 @@ def table_terms(
         found = graph.table(table)
         for held in found.columns if found else []:
             profile = meta.profiles.get(f"{table}.{held.name}".lower())
-            if profile is not None:
+            if profile is not None and not profile.free_text:
                 for value in profile.values or [*profile.samples, *profile.seen]:
                     words |= question_words(value) & asked
     stems = {stem(w) for w in words}

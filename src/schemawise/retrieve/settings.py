@@ -53,7 +53,7 @@ class RetrievalSettings:
     # A runner-up this near the chosen database's vote is a close call the assistant names
     # (`close_calls`). Chosen on the even halves of SpiderUnion, BirdUnion, synonyms and the
     # warehouses pooled (2026-12-06): 0.9 flags 3.1% of right choices and names the right
-    # database for 18 of 33 wrong ones (0.85: 5.3%, 21; 0.95: 1.1%, 8). Odd: 2.9%, 12 of 33.
+    # database for 16 of 31 wrong ones (0.85: 5.3%, 20; 0.95: 1.1%, 5). Odd: 2.9%, 11 of 32.
     close_call: float = 0.9
 
     # --- Structural rerank (rank/structural.py): factors on a candidate's score

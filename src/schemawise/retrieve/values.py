@@ -26,6 +26,8 @@ def shown_values(profile: ColumnProfile | None, type_name: str, question: str) -
     """Up to VALUES_SHOWN values of a column with this profile, those the question names first."""
     if profile is None or type_family(type_name) in ("integer", "number", "boolean"):
         return []
+    if profile.free_text:  # sentences are not a value's form: nothing to copy into a filter
+        return []
     listed = [v for v in dict.fromkeys([*profile.samples, *profile.values, *profile.seen]) if v]
     if all(_NUMBER.fullmatch(v) for v in listed):  # numbers stored as text
         return []
