@@ -1390,7 +1390,10 @@ def chat(
             out.print("new conversation")
             continue
         if line == "/source" or line.startswith("/source "):
-            _chat_source(options, line.split()[1:], index_url)
+            if _chat_source(options, line.split()[1:], index_url):
+                # The turns so far were about another database: their SQL would mislead.
+                conversation = helper.conversations.start(",".join(options.sources or []) or None)
+                last = None
             continue
         if line.startswith("/feedback"):
             text = line.removeprefix("/feedback").strip()
@@ -1423,20 +1426,26 @@ def chat(
         print_reply(out, last)
 
 
-def _chat_source(options: Any, names: list[str], index_url: str | None) -> None:
+def _chat_source(options: Any, names: list[str], index_url: str | None) -> bool:
     """`/source NAME …` in chat: the databases the following turns search (a close call names
-    the other database; this is how to take it). No name: every indexed database again."""
+    the other database; this is how to take it). No name: every indexed database again.
+    True when the choice changed (a new conversation starts)."""
     from schemawise import api
 
-    known = {s["source"] for s in api.sources(index_url=index_url)}
+    try:
+        known = {s["source"] for s in api.sources(index_url=index_url)}
+    except SchemawiseError as exc:
+        out.print(assemble(("error: ", "bold red"), plain(exc.message)))
+        return False
     unknown = [n for n in names if n not in known]
     if unknown:
         out.print(assemble(("no source named ", "bold red"), plain(", ".join(unknown)),
                            "; indexed: ", plain(", ".join(sorted(known)))))  # fmt: skip
-        return
+        return False
     options.sources = names or None
     said = f"questions now go to {', '.join(names)}" if names else "questions now search all"
-    out.print(plain(said))
+    out.print(plain(f"{said} (a new conversation)"))
+    return True
 
 
 @app.command(short_help="Serve schemawise as MCP tools to other agents.")

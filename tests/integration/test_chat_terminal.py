@@ -59,7 +59,7 @@ def test_two_turns_and_a_follow_up(
             child.expect(f"no source named nowhere; indexed: .*{demo_source}")
             child.expect("you> ")
             child.sendline(f"/source {demo_source}")
-            child.expect(f"questions now go to {demo_source}")
+            child.expect(f"questions now go to {demo_source} \\(a new conversation\\)")
             child.expect("you> ")
             child.sendline("/quit")
             child.expect(pexpect.EOF)

@@ -410,15 +410,15 @@ class Assistant:
 
 
 def source_assumption(reply: Reply) -> list[str]:
-    """The database choice as an assumption to verify, when another fits about as well."""
-    if not reply.alternatives or reply.source is None:
+    """The database choice as an assumption to verify, when another fits about as well (and
+    the pack found something: an empty one says nothing answers)."""
+    if not reply.alternatives or reply.source is None or not reply.context.get("tables"):
         return []
-    others = ", ".join(f"{a.source} ({a.score:.2f} of its fit)" for a in reply.alternatives)
+    others = ", ".join(f"{a.source} (fits {a.score:.2f} as well)" for a in reply.alternatives)
     first = reply.alternatives[0].source
     return [
-        f"the question is about {reply.source}, though {others} fits it about as well; "
-        f"if {first} was meant, ask again with it as the source (--source {first}; in chat, "
-        f"/source {first})"
+        f"the question is taken to be about {reply.source}, though {others}; if {first} was "
+        f"meant, ask again with it as the source (--source {first}; in chat, /source {first})"
     ]
 
 
