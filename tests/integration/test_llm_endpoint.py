@@ -42,6 +42,13 @@ def test_a_question_answered_through_an_openai_compatible_endpoint(
     assert reply.context["tables"] == ["shop.customers"]
     first = script.requests[1]
     assert first["model"] == "scripted"
+    # The reply cap in the field every OpenAI-compatible server reads (llama.cpp's ignores
+    # `max_completion_tokens` and would generate to the end of its context).
+    assert (
+        first["max_tokens"]
+        == LLM.from_spec(parse_spec("openai-compatible:x@http://h")).budget.max_reply_tokens
+    )
+    assert "max_completion_tokens" not in first
     assert first["messages"][0]["content"].startswith("You write one read-only PostgreSQL")
 
 

@@ -123,17 +123,24 @@ def configured_spec(role: str = "model") -> ModelSpec | None:
 def build_model(spec: ModelSpec) -> Model:
     """The pydantic-ai model for a spec; nothing is sent until the first call."""
     from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.profiles.openai import OpenAIModelProfile
     from pydantic_ai.providers.openai import OpenAIProvider
 
+    # The reply cap goes out as `max_tokens`, which every OpenAI-compatible server reads;
+    # `max_completion_tokens` (pydantic-ai's default) is ignored by llama.cpp's server, where
+    # a model that never stops then generates to the end of its context for a quarter of an
+    # hour after the call timed out, and every question after it waits.
+    compatible = OpenAIModelProfile(openai_chat_supports_max_completion_tokens=False)
     if spec.provider == "local":
         from schemawise.model.serve import ensure_serving
 
         base_url = ensure_serving(spec.name)
-        return OpenAIChatModel("local", provider=OpenAIProvider(base_url=base_url, api_key="none"))
+        provider = OpenAIProvider(base_url=base_url, api_key="none")
+        return OpenAIChatModel("local", provider=provider, profile=compatible)
     if spec.provider == "openai-compatible":
         key = os.environ.get("SCHEMAWISE_LLM_API_KEY") or _config_llm().get("api_key") or "none"
         provider = OpenAIProvider(base_url=spec.base_url, api_key=str(key))
-        return OpenAIChatModel(spec.name, provider=provider)
+        return OpenAIChatModel(spec.name, provider=provider, profile=compatible)
     from pydantic_ai.exceptions import UserError
     from pydantic_ai.models import infer_model
 
