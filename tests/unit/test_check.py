@@ -282,3 +282,19 @@ def test_a_quoted_name_of_the_wrong_case_is_said_so() -> None:
     problem = check_sql('SELECT "Name" FROM customers', graph).errors[0]
     assert problem.type == "unknown_column"
     assert "case-sensitive: the column is name" in problem.hint
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # On the wrong alias: the table that has it is already read, as `o`.
+        "SELECT c.amount FROM shop.customers c JOIN shop.orders o ON c.customer_id = o.customer_id",
+        # Bare, in a query whose only holder is read as `o`.
+        "SELECT c.name FROM shop.customers c JOIN shop.orders o "
+        "ON c.customer_id = o.customer_id WHERE c.status = 'S'",
+    ],
+)
+def test_a_column_of_a_table_already_read_says_which_alias_to_write(sql: str) -> None:
+    [problem] = [p for p in check_sql(sql, _SPELLING).errors if p.type == "unknown_column"]
+    column = problem.model_dump()["column"]
+    assert problem.hint.endswith(f"which this query reads as o: write o.{column}.")

@@ -116,10 +116,15 @@ def _unknown_column(
     alias: str | None,
     in_scope: list[str],
     read_from: str | None = None,
+    read_as: dict[str, str] | None = None,
 ) -> SqlProblem:
     """`in_scope`: the columns the query could have meant (of the alias's table, or of every
-    table it reads), for a did-you-mean; `read_from`: the table the alias names, if any."""
+    table it reads), for a did-you-mean; `read_from`: the table the alias names, if any;
+    `read_as`: graph table → the alias the query reads it as."""
     where = tables_with_column(graph, name)
+    # The table that has the column is already in the query: name the fix to copy, which a
+    # small model follows where "join that table" sends it joining the table again.
+    joined = [(t, (read_as or {})[t]) for t in where if t in (read_as or {})]
     written = f"{alias}.{name}" if alias else name
     by_lower = {c.lower(): c for c in in_scope}
     closest = [by_lower[c] for c in get_close_matches(name.lower(), list(by_lower), n=3)]
@@ -128,6 +133,12 @@ def _unknown_column(
         hint = (
             f"Quoted names are case-sensitive: the column is {by_lower[name.lower()]} "
             "(write it unquoted, or quoted exactly so)."
+        )
+    elif joined:
+        table, holder = joined[0]
+        hint = (
+            f"{name} is a column of {table}, which this query reads as {holder}: "
+            f"write {holder}.{name}."
         )
     elif where:
         hint = f"{name} exists in {', '.join(where[:8])}: join that table or qualify the column."
@@ -156,6 +167,16 @@ def _columns_of(scope: Scope, graph: SchemaGraph, alias: str | None) -> list[str
         if table is not None:
             names += [c.name for c in table.columns]
     return names
+
+
+def _read_as(scope: Scope, graph: SchemaGraph) -> dict[str, str]:
+    """Graph table → the alias this scope reads it as (the first, when read twice)."""
+    out: dict[str, str] = {}
+    for alias, (_, source) in scope.selected_sources.items():
+        table = find_table(graph, source) if isinstance(source, exp.Table) else None
+        if table is not None:
+            out.setdefault(table.name, alias)
+    return out
 
 
 def _table_of(scope: Scope, graph: SchemaGraph, alias: str) -> str | None:
@@ -191,7 +212,13 @@ def _scope_problems(scope: Scope, graph: SchemaGraph) -> list[SqlProblem]:
             )
         else:
             problems.append(
-                _unknown_column(graph, column.name, None, _columns_of(scope, graph, None))
+                _unknown_column(
+                    graph,
+                    column.name,
+                    None,
+                    _columns_of(scope, graph, None),
+                    read_as=_read_as(scope, graph),
+                )
             )
     if scope.external_columns and not scope.is_correlated_subquery:
         for column in scope.external_columns:
@@ -214,6 +241,7 @@ def _scope_problems(scope: Scope, graph: SchemaGraph) -> list[SqlProblem]:
                         column.table,
                         _columns_of(scope, graph, column.table),
                         _table_of(scope, graph, column.table),
+                        _read_as(scope, graph),
                     )
                 )
     return problems
@@ -309,7 +337,11 @@ def _from_optimize_error(
         in_scope = _columns_read(work, graph)
         if read_from is not None and (table := graph.table(read_from)) is not None:
             in_scope = [c.name for c in table.columns]
-        return _unknown_column(graph, name, alias, in_scope, read_from), name
+        read_as: dict[str, str] = {}
+        for node in work.find_all(exp.Table):
+            if (found := find_table(graph, node)) is not None:
+                read_as.setdefault(found.name, node.alias_or_name)
+        return _unknown_column(graph, name, alias, in_scope, read_from, read_as), name
     if match := _AMBIGUOUS.search(message):
         name = match.group(1).strip('"')
         return (
