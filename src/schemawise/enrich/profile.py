@@ -80,9 +80,8 @@ def reads_as_prose(values: list[str]) -> bool:
     alphabetic = [w for ws in words for w in ws if w[:1].isalpha()]
     lower = sum(1 for w in alphabetic if w[:1].islower())
     punctuated = sum(1 for t in texts if _INNER_PUNCTUATION.search(t))
-    return lower >= PROSE_LOWER_SHARE * max(
-        1, len(alphabetic)
-    ) and punctuated >= PROSE_PUNCTUATED_SHARE * len(texts)
+    mostly_lower = lower >= PROSE_LOWER_SHARE * max(1, len(alphabetic))
+    return mostly_lower and punctuated >= PROSE_PUNCTUATED_SHARE * len(texts)
 
 
 def from_values(values: list[Any], total_rows: int | None = None) -> ColumnProfile:
