@@ -77,25 +77,26 @@ def context(
     evidence: str = "",
     sources: list[str] | None = None,
     budget: int | None = None,
-    relevance_floor: bool = False,
+    relevance_floor: bool | None = None,
     lexicon: bool = False,
     settings: ContextSettings | None = None,
     index_url: str | None = None,
 ) -> ContextPack:
     """The context pack for a question over the indexed sources (or only `sources`): the
     database, tables with reasons, join paths, pruned columns, definitions and the text.
-    `budget` (tokens) overrides the one in `settings`; `relevance_floor` turns on the calibrated
-    floor (an empty pack for a question nothing in the index is about); `lexicon` reads a
+    `budget` (tokens) overrides the one in `settings`; `relevance_floor` False turns off the
+    calibrated floor (on by default: an empty pack, with the reason, for a question nothing in
+    the index is about; None keeps what `settings` say); `lexicon` reads a
     question word the index never saw as the nearest schema word (retrieve/lexicon.py)."""
     settings = settings or ContextSettings()
     if lexicon:
         settings = replace(settings, lexicon=True)
     if budget is not None:
         settings = replace(settings, budget=budget)
-    if relevance_floor:
+    if relevance_floor is not None:
         from schemawise.retrieve.relevance import DEFAULT_FLOOR
 
-        settings = replace(settings, relevance_floor=DEFAULT_FLOOR)
+        settings = replace(settings, relevance_floor=DEFAULT_FLOOR if relevance_floor else None)
     with psycopg.connect(index_url_or_embedded(index_url)) as conn:
         graphs = load_graphs(conn, sources)
         return build_context(

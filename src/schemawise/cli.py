@@ -612,11 +612,11 @@ def context(
     relevance_floor: Annotated[
         bool,
         typer.Option(
-            "--relevance-floor",
-            help="An empty pack when nothing in the index is about the question (may also "
-            "empty a question that uses only synonyms of the schema's words).",
+            "--relevance-floor/--no-relevance-floor",
+            help="An empty pack, with the reason, when nothing in the index is about the "
+            "question; --no-relevance-floor always returns the nearest tables.",
         ),
-    ] = False,
+    ] = True,
     lexicon: Annotated[
         bool,
         typer.Option(
@@ -1139,8 +1139,12 @@ def bench_linking(
         typer.Option("--items", help="Write each question's outcome and measures (JSONL)."),
     ] = None,
     relevance_floor: Annotated[
-        bool, typer.Option("--relevance-floor", help="Packs with the relevance floor on.")
-    ] = False,
+        bool,
+        typer.Option(
+            "--relevance-floor/--no-relevance-floor",
+            help="Packs with the relevance floor on (the default) or off.",
+        ),
+    ] = True,
     shared_documents: Annotated[
         int | None,
         typer.Option(

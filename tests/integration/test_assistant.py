@@ -152,8 +152,10 @@ def test_the_researcher_resolves_a_hallucinated_table(
         research=[research_calls, "clients are rows of shop.customers"],
         answer=["There are 400 customers."],
     )
+    # The floor is off: "clients" reads as the demo's `customer` at 0.28, under its bar, and
+    # this test is about the researcher, not the floor (docs/benchmarks.md).
     reply = assistant(embedded_url, script, tmp_path, small=False).ask(
-        "how many clients are there?", options=options(rank="deterministic")
+        "how many clients are there?", options=options(rank="deterministic", relevance_floor=False)
     )
     assert reply.attempts[0]["problems"][0]["type"] == "unknown_table"
     research = reply.attempts[0]["research"]

@@ -71,7 +71,11 @@ def test_two_databases_that_fit_alike_are_named_not_chosen_in_silence(
         "which tables hold orders?",
         options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], intent="find_tables"),
     )
-    assert [a.source for a in tables.alternatives] == [other.source]
+    # (Two copies of one schema tie: which of them each question picks is not the point.)
+    assert tables.source in {"cc_shop_eu", "cc_shop_us"}
+    assert [a.source for a in tables.alternatives] == [
+        s for s in ("cc_shop_eu", "cc_shop_us") if s != tables.source
+    ]
 
 
 def test_a_clear_choice_names_no_alternative(

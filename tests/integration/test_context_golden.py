@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from schemawise import api
+from schemawise.retrieve.relevance import RelevanceFloor, below_floor
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "context"
 CHINOOK = yaml.safe_load((FIXTURES / "chinook.yaml").read_text())
@@ -92,3 +93,32 @@ def test_with_the_lexicon_synonyms_find_their_tables(
     # Without it the same words miss a table: the reading is what found it.
     plain = api.context(question, sources=[chinook_source], index_url=embedded_url)
     assert tables - {t.name for t in plain.tables}
+
+
+# Questions in a user's own words: nothing they say names a table or column, yet the relevance
+# floor (on by default) keeps their packs, because a word reads as one the schema is named with.
+READ_AS_SCHEMA_WORDS = [
+    ("how many vocalists are there", "vocalists"),
+    pytest.param(
+        "how many clients do we have",
+        "clients",
+        id="how many clients do we have",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason="clients → Customer is 0.27 similar, under the floor's 0.3: the pack is "
+            "empty and says so",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "word"), READ_AS_SCHEMA_WORDS)
+def test_the_floor_keeps_a_question_whose_words_read_as_the_schemas(
+    question: str, word: str, chinook_source: str, embedded_url: str
+) -> None:
+    pack = api.context(question, sources=[chinook_source], index_url=embedded_url)
+    assert pack.relevance is not None and not pack.relevance.named
+    assert pack.relevance.nearest[word][1] >= 0.3, pack.relevance.nearest
+    assert pack.tables, pack.empty_reason
+    # Without the word readings the same question would have been emptied.
+    assert below_floor(pack.relevance, RelevanceFloor(similarity=0.209)) is not None

@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from schemawise.graph.model import Column, SchemaGraph, Table
-from schemawise.retrieve.lexicon import Readings, schema_readings, schema_words, unknown_words
+from schemawise.retrieve.lexicon import (
+    Readings,
+    nearest_schema_words,
+    schema_readings,
+    schema_words,
+    unknown_words,
+)
 
 # Each word's vector: words on one axis are alike; a word not listed is far from all.
 AXES = {
@@ -118,3 +124,14 @@ def test_each_schema_is_scored_by_how_near_its_lexicon_comes_beyond_the_average(
 def test_no_unknown_words_score_no_schema() -> None:
     readings = schema_readings(unknown_words("singers"), {"c": CONCERTS}, ToyEmbedder(), 0.1)
     assert readings.near == {}
+
+
+def test_the_floor_reads_each_unheld_word_against_one_schema() -> None:
+    nearest = nearest_schema_words(
+        ["vocalists", "zzqx", "singers", "year"], CONCERTS.model_copy(deep=True), ToyEmbedder()
+    )
+    # A word the schema is named with (in any number) is not read; every other word is, with
+    # its similarity, however far: the floor decides what is near enough.
+    assert set(nearest) == {"vocalists", "zzqx"}
+    assert nearest["vocalists"] == ("singer", 1.0)
+    assert nearest["zzqx"][1] < 0.5

@@ -47,3 +47,32 @@ def test_the_floor(similarity: float, found: int, named: list[str], empty: bool)
 
 def test_no_floor_keeps_every_pack() -> None:
     assert below_floor(Relevance(similarity=0.0, words=2, words_found=0), None) is None
+
+
+READING = RelevanceFloor(similarity=0.3, reading=0.3)
+
+
+@pytest.mark.parametrize(
+    ("nearest", "empty"),
+    [
+        ({"vocalists": ("singer", 0.5)}, False),  # a user's word for the schema's
+        ({"weather": ("date", 0.12), "tomorrow": ("year", 0.29)}, True),  # nothing near enough
+        ({"zzqx": ("zone", 0.3)}, False),  # the bar itself passes
+        ({}, True),  # no word left to read
+    ],
+)
+def test_a_word_that_reads_as_a_schema_word_keeps_the_pack(
+    nearest: dict[str, tuple[str, float]], empty: bool
+) -> None:
+    measured = Relevance(similarity=0.1, words=2, words_found=0, nearest=nearest)
+    assert (below_floor(measured, READING) is not None) == empty
+    # Without a reading bar the words are not consulted: the sentence's measures decide.
+    assert below_floor(measured, FLOOR) is not None
+
+
+def test_an_empty_pack_names_the_nearest_schema_words_to_ask_with() -> None:
+    nearest = {"clients": ("customer", 0.27), "zzqx": ("zone", 0.1)}
+    measured = Relevance(similarity=0.1, words=2, words_found=0, nearest=nearest)
+    reason = below_floor(measured, READING)
+    assert reason is not None
+    assert "clients → customer 0.27, zzqx → zone 0.10" in reason

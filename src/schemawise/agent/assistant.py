@@ -99,8 +99,8 @@ class AskOptions:
     budget: int | None = None  # pack tokens
     answer: bool = True  # False: no sentence from the result (evaluation needs only the SQL)
     # The relevance floor (retrieve/relevance.py): say "nothing answers this" instead of
-    # writing SQL over unrelated tables; off by default, as in `context`.
-    relevance_floor: bool = False
+    # writing SQL over unrelated tables; on by default, as in `context`.
+    relevance_floor: bool = True
 
 
 @dataclass
@@ -230,12 +230,16 @@ class Assistant:
 
     def _write_query(self, question: str, options: AskOptions, llm: LLM | None,
                      conversation: str | None) -> Reply:  # fmt: skip
+        turns = history(self.conversations, conversation)
+        if turns:
+            # A follow-up ("now split it by month") is about what the conversation already
+            # asked: its own words need not name anything for the database to answer it.
+            options = replace(options, relevance_floor=False)
         retrieved = self.retrieve(question, options, llm)
         pack, graph = retrieved.pack, retrieved.graph
         context = {"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                    "text": pack.text, "join_paths": pack.join_paths,
                    "seconds": round(retrieved.seconds, 3)}  # fmt: skip
-        turns = history(self.conversations, conversation)
         schema_text = pack.text if options.prompt == "context" else whole_schema(graph)
         join_notes = [_join_note(p) for p in pack.join_paths] if options.prompt == "context" else []
         reply = Reply(question=question, intent="write_query", status="failed",

@@ -242,7 +242,7 @@ def run(
     baselines: bool = True,
     half: Half = "all",
     items: Path | None = None,
-    relevance_floor: bool = False,
+    relevance_floor: bool = True,
     shared_documents: int | None = None,
     reworded: Path | None = None,
     lexicon: bool = False,
@@ -269,7 +269,7 @@ def _run(
     baselines: bool = True,
     half: Half = "all",
     items: Path | None = None,
-    relevance_floor: bool = False,
+    relevance_floor: bool = True,
     shared_documents: int | None = None,
     reworded: Path | None = None,
     lexicon: bool = False,
@@ -414,7 +414,8 @@ def _run(
             pack = build_context(conn, question, named, embedder, sources=sources,
                                  metadata=metadata, settings=settings)  # fmt: skip
             written.append({"set": "off_topic", "number": number, "question": question,
-                            "empty": not pack.tables, "relevance": _measures(pack)})  # fmt: skip
+                            "empty": not pack.tables, "relevance": _measures(pack),
+                            "source": pack.source})  # fmt: skip
     if items is not None:
         with items.open("w", encoding="utf-8") as handle:
             handle.writelines(json.dumps(item) + "\n" for item in written)

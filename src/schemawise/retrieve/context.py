@@ -30,7 +30,12 @@ from schemawise.index.embed import Embedder
 from schemawise.retrieve.budget import fit_budget
 from schemawise.retrieve.column_choice import choose_columns
 from schemawise.retrieve.evidence import table_evidence
-from schemawise.retrieve.lexicon import Readings, schema_readings, unknown_words
+from schemawise.retrieve.lexicon import (
+    Readings,
+    nearest_schema_words,
+    schema_readings,
+    unknown_words,
+)
 from schemawise.retrieve.notes import Notes, definition_tables, metadata_notes, small_schema_note
 from schemawise.retrieve.pack import (
     ALTERNATIVES,
@@ -39,7 +44,7 @@ from schemawise.retrieve.pack import (
     SourceScore,
     TableChoice,
 )
-from schemawise.retrieve.reading import Search, read_index
+from schemawise.retrieve.reading import IndexRead, Search, read_index
 from schemawise.retrieve.relevance import below_floor, measure
 from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
@@ -96,6 +101,8 @@ def build_context(
         [h.distance for h in read.hits], read.words, read.words_found, words.named,
         graphs[read.source],
     )  # fmt: skip
+    if not relevance.named:  # the floor reads them only then; cheap: a few words
+        relevance.nearest = unfound_readings(conn, question, read, graphs[read.source], embedder)
     if (reason := below_floor(relevance, settings.relevance_floor)) is not None:
         return ContextPack(question=question, relevance=relevance, empty_reason=reason)
     source, graph = read.source, graphs[read.source]
@@ -123,3 +130,18 @@ def build_context(
     # A hint beside the pack, not part of its text (nor of its tokens).
     pack.definitions.extend(small_schema_note(source, graph))
     return pack
+
+
+def unfound_readings(
+    conn: psycopg.Connection[Any],
+    question: str,
+    read: IndexRead,
+    graph: SchemaGraph,
+    embedder: Embedder,
+) -> dict[str, tuple[str, float]]:
+    """The question's words the chosen database does not hold, each read as its nearest schema
+    word (the relevance floor's word-by-word measure)."""
+    candidates = unknown_words(question)
+    lexemes = store.word_lexemes(conn, candidates)
+    unfound = [w for w in candidates if lexemes.get(w) and not lexemes[w] & read.words_found]
+    return nearest_schema_words(unfound, graph, embedder)

@@ -97,6 +97,25 @@ def schema_readings(
     )
 
 
+def nearest_schema_words(
+    words: list[str], graph: SchemaGraph, embedder: Embedder
+) -> dict[str, tuple[str, float]]:
+    """Each of `words` that the graph's lexicon does not hold → its nearest lexicon word and
+    how similar (cosine): how close a question that names nothing of the schema comes to it,
+    word by word (the relevance floor's third measure)."""
+    names, vectors = _lexicon(graph, embedder)
+    held = set(names)
+    unknown = [w for w in words if w not in held and singular(w) not in held]
+    if not unknown or not names:
+        return {}
+    similarity = _unit(embedder.embed(unknown)) @ vectors.T
+    best = similarity.argmax(axis=1)
+    return {
+        word: (names[int(j)], round(float(similarity[i, j]), 4))
+        for i, (word, j) in enumerate(zip(unknown, best, strict=True))
+    }
+
+
 def _near(nearest: dict[str, np.ndarray], threshold: float) -> dict[str, float]:
     """Source → by how much its lexicon's nearest words beat the threshold and the average
     source's, summed over the words: a word every schema is about as near to (a question's

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from schemawise.retrieve.relevance import RelevanceFloor
+from schemawise.retrieve.relevance import DEFAULT_FLOOR, RelevanceFloor
 
 if TYPE_CHECKING:  # types only: the rerank and pruning modules read RETRIEVAL themselves
     from schemawise.prune.columns import ColumnFilter
@@ -123,10 +123,9 @@ class ContextSettings:
     ranker: Ranker | None = None
     # An optional cheap pass over the pruned columns (an LLM); see prune/.
     column_filter: ColumnFilter | None = None
-    # Below it the pack is empty: nothing in the index is about the question
-    # (retrieve/relevance.py). Off by default: with today's embedder it cannot tell a
-    # synonym question ("how many staffs") from an off-topic one (docs/benchmarks.md).
-    relevance_floor: RelevanceFloor | None = None
+    # Below it the pack is empty and says why: nothing in the index is about the question
+    # (retrieve/relevance.py). None: always the nearest tables, however far.
+    relevance_floor: RelevanceFloor | None = DEFAULT_FLOOR
     # Read a question word the index never saw as the nearest schema word (retrieve/lexicon.py).
     # Off by default: it wins synonym questions and loses none of Spider/BIRD, but costs
     # Spider 2.0 a question of 149 net (docs/benchmarks.md).
