@@ -4,6 +4,8 @@ each with the grain of its result and a warning wherever a join multiplies rows.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from typing import Any
 
 import networkx as nx
 from networkx.algorithms.approximation import steiner_tree
@@ -87,14 +89,30 @@ def join_graph(graph: SchemaGraph) -> nx.Graph:
 CHASM_COST = 1.0
 
 
-def _cheapest_tree(g: nx.Graph, names: list[str]) -> nx.Graph:
-    """The cheapest tree joining `names` in `g`: exact for two, Steiner approximation beyond."""
+# How an edge is weighed: its cost, or None to leave it out (networkx then does not walk it).
+Weight = str | Callable[[str, str, dict[str, Any]], float | None]
+
+
+def _avoiding(blocked: set[str]) -> Weight:
+    """Edge costs with `blocked` tables left out: the same walks as on the subgraph without
+    them, without building one (a filtered view of a 2,000-table graph made every walk over it
+    several times slower)."""
+
+    def weight(a: str, b: str, data: dict[str, Any]) -> float | None:
+        return None if a in blocked or b in blocked else float(data["weight"])
+
+    return weight
+
+
+def _cheapest_tree(g: nx.Graph, names: list[str], weight: Weight = "weight") -> nx.Graph:
+    """The cheapest tree joining `names` in `g`: exact for two, Steiner approximation beyond.
+    Raises NetworkXNoPath when some of them are not connected."""
     if len(names) == 1:
         alone = nx.Graph()
         alone.add_node(names[0])
         return alone
     if len(names) == 2:
-        nodes = nx.shortest_path(g, names[0], names[1], weight="weight")
+        nodes = nx.shortest_path(g, names[0], names[1], weight=weight)
         tree = g.subgraph(nodes).copy()
         tree.remove_edges_from(
             [(a, b) for a, b in list(tree.edges) if abs(nodes.index(a) - nodes.index(b)) != 1]
@@ -106,8 +124,19 @@ def _cheapest_tree(g: nx.Graph, names: list[str]) -> nx.Graph:
     near: set[str] = set()
     for i, first in enumerate(names):
         for second in names[i + 1 :]:
-            near.update(nx.shortest_path(g, first, second, weight="weight"))
-    return steiner_tree(g.subgraph(near), names, weight="weight")
+            near.update(nx.shortest_path(g, first, second, weight=weight))
+    return steiner_tree(_ordered_subgraph(g, near), names, weight="weight")
+
+
+def _ordered_subgraph(g: nx.Graph, nodes: set[str]) -> nx.Graph:
+    """The subgraph on `nodes` as a graph of its own, its tables and joins in `g`'s order: a
+    view of a few tables iterates them in set order, which changes with the hash seed, and
+    the Steiner approximation breaks ties by that order."""
+    ordered = [n for n in g if n in nodes]
+    sub = nx.Graph()
+    sub.add_nodes_from(ordered)
+    sub.add_edges_from((a, b, data) for a, b, data in g.edges(ordered, data=True) if b in nodes)
+    return sub
 
 
 def _chasms(tree: nx.Graph) -> dict[str, int]:
@@ -136,28 +165,32 @@ def _without_chasms(g: nx.Graph, names: list[str], tree: nx.Graph) -> nx.Graph:
     while chasms := sorted(t for t in _chasms(tree) if t not in tried):
         hub = chasms[0]
         tried.add(hub)
-        others = [n for n in names if n != hub]
-        rest = g.subgraph([n for n in g.nodes if n not in avoided and n != hub])
-        if not others or any(n not in rest for n in others):
+        others = [n for n in names if n != hub and n not in avoided]
+        if not others or len(others) < len([n for n in names if n != hub]):
             continue
-        component = nx.node_connected_component(rest, others[0])
-        if any(n not in component for n in others):
-            continue
-        other = _cheapest_tree(rest.subgraph(component), others)
-        if hub in names:
-            other = _attach(g.subgraph([*component, hub]), other, hub, names)
+        try:
+            other = _cheapest_tree(g, others, _avoiding(avoided | {hub}))
+            if hub in names:
+                other = _attach(g, other, hub, names, avoided)
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            continue  # without the hub the others do not meet
         if _penalised_cost(other) < _penalised_cost(tree):
             tree = other
             avoided.add(hub)
     return tree
 
 
-def _attach(g: nx.Graph, tree: nx.Graph, table: str, names: list[str]) -> nx.Graph:
-    """The tree with the cheapest path from `table` to one of its tables added; on a tie, to
-    the table asked for first (then by name), so that the same question gives the same tree."""
-    distance, paths = nx.single_source_dijkstra(g, table, weight="weight")
+def _attach(
+    g: nx.Graph, tree: nx.Graph, table: str, names: list[str], avoided: set[str]
+) -> nx.Graph:
+    """The tree with the cheapest path from `table` to one of its tables added (not through
+    `avoided` ones); on a tie, to the table asked for first (then by name), so that the same
+    question gives the same tree."""
+    distance, paths = nx.single_source_dijkstra(g, table, weight=_avoiding(avoided))
     order = {name: i for i, name in enumerate(names)}
     reachable = [n for n in tree.nodes if n in distance]
+    if not reachable:
+        raise nx.NetworkXNoPath(f"{table} reaches no table of the tree")
     nearest = min(reachable, key=lambda n: (round(distance[n], 9), order.get(n, len(order)), n))
     joined = nx.Graph(tree)
     for a, b in itertools.pairwise(paths[nearest]):
