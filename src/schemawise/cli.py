@@ -1281,7 +1281,8 @@ def _assistant(index_url: str | None) -> Any:
 
 
 def _ask_options(source: list[str] | None, evidence: str, no_run: bool, max_rows: int,
-                 timeout: float, tenant: str | None, max_fixes: int) -> Any:  # fmt: skip
+                 timeout: float, tenant: str | None, max_fixes: int,
+                 relevance_floor: bool = True) -> Any:  # fmt: skip
     from schemawise.agent.assistant import AskOptions
     from schemawise.db.guard import Limits
 
@@ -1292,7 +1293,8 @@ def _ask_options(source: list[str] | None, evidence: str, no_run: bool, max_rows
         )
     return AskOptions(sources=source, evidence=evidence, run=not no_run,
                       limits=Limits(max_rows=max_rows, timeout_seconds=timeout),
-                      tenant=tenant_value(tenant), max_fixes=max_fixes)  # fmt: skip
+                      tenant=tenant_value(tenant), max_fixes=max_fixes,
+                      relevance_floor=relevance_floor)  # fmt: skip
 
 
 MaxRowsOpt = Annotated[int, typer.Option("--max-rows", help="Rows returned at most.")]
@@ -1302,6 +1304,14 @@ TenantOpt = Annotated[
     str | None, typer.Option("--tenant", help="The caller's tenant: runs as its role.")
 ]
 EvidenceOpt = Annotated[str, typer.Option("--evidence", help="Hints that come with it.")]
+FloorOpt = Annotated[
+    bool,
+    typer.Option(
+        "--relevance-floor/--no-relevance-floor",
+        help="Say so when nothing in the index is about the question (the default), or always "
+        "write SQL over the nearest tables.",
+    ),
+]
 
 
 @app.command(short_help="Answer a question with checked SQL and its result.")
@@ -1318,6 +1328,7 @@ def ask(
     timeout: TimeoutOpt = 30.0,
     max_fixes: MaxFixesOpt = 2,
     tenant: TenantOpt = None,
+    relevance_floor: FloorOpt = True,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -1330,7 +1341,8 @@ def ask(
       schemawise ask "which region had the most refunds last year?" --source shop
       schemawise ask "SELECT nam FROM shop.customers"   # checked and explained
     """
-    options = _ask_options(source, evidence, no_run, max_rows, timeout, tenant, max_fixes)
+    options = _ask_options(source, evidence, no_run, max_rows, timeout, tenant, max_fixes,
+                           relevance_floor)  # fmt: skip
     helper = _assistant(index_url)
     with progress(not as_json) as say:
         say("thinking: context, SQL, checks")
@@ -1359,6 +1371,7 @@ def chat(
     max_rows: MaxRowsOpt = 1000,
     timeout: TimeoutOpt = 30.0,
     tenant: TenantOpt = None,
+    relevance_floor: FloorOpt = True,
     index_url: IndexUrlOpt = None,
 ) -> None:
     """A conversation in the terminal: each turn keeps the previous ones as context.
@@ -1369,7 +1382,7 @@ def chat(
     """
     from schemawise.show import print_context, print_reply, print_sql
 
-    options = _ask_options(source, "", False, max_rows, timeout, tenant, 2)
+    options = _ask_options(source, "", False, max_rows, timeout, tenant, 2, relevance_floor)
     helper = _assistant(index_url)
     conversation = helper.conversations.start(",".join(source or []) or None)
     out.print(f"[bold]schemawise chat[/] — {CHAT_HELP}", highlight=False)

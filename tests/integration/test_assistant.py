@@ -219,13 +219,31 @@ def test_a_question_nothing_answers_is_said_without_asking_the_model(
     embedded_url: str, demo_source: str, tmp_path: Path
 ) -> None:
     script = Script()  # any model call fails the test: the script has no replies
-    reply = assistant(embedded_url, script, tmp_path).ask(
-        "zzqx blorf", options=options(relevance_floor=True)
-    )
+    reply = assistant(embedded_url, script, tmp_path).ask("zzqx blorf", options=options())
     assert reply.status == "failed" and reply.sql is None
     assert reply.answer.startswith("Nothing in the indexed databases answers this")
     assert reply.failure is not None and reply.failure.candidate_tables == []
     assert script.calls("write") == 0
+
+
+def test_the_researchers_search_by_meaning_is_not_floored(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    # "clients" reads as the demo's customer under the floor's bar: as a question it would be
+    # emptied, but the researcher's search is a lookup and must still find the table.
+    search = assistant(embedded_url, Script(), tmp_path)._search(options(), SOURCE)
+    assert "shop.customers" in search("clients")
+
+
+def test_checking_pasted_sql_and_explaining_the_schema_are_not_floored(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    helper = assistant(embedded_url, Script(), tmp_path)
+    checked = helper.ask("SELECT nam FROM shop.customers", options=options(intent="fix_query"))
+    assert checked.source == SOURCE and checked.errors
+    explained = helper.ask("how many clients do we have",
+                           options=options(intent="explain_metadata"))  # fmt: skip
+    assert explained.source == SOURCE and explained.answer
 
 
 def test_a_fanout_query_comes_back_flagged_and_rewritten(

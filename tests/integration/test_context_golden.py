@@ -122,3 +122,13 @@ def test_the_floor_keeps_a_question_whose_words_read_as_the_schemas(
     assert pack.tables, pack.empty_reason
     # Without the word readings the same question would have been emptied.
     assert below_floor(pack.relevance, RelevanceFloor(similarity=0.209)) is not None
+
+
+def test_the_floor_is_on_by_default_and_can_be_turned_off(
+    chinook_source: str, embedded_url: str
+) -> None:
+    pack = api.context("zzqx blorf", sources=[chinook_source], index_url=embedded_url)
+    assert not pack.tables and pack.empty_reason
+    off = api.context("zzqx blorf", sources=[chinook_source], index_url=embedded_url,
+                      relevance_floor=False)  # fmt: skip
+    assert off.tables and off.empty_reason is None

@@ -75,4 +75,4 @@ def test_an_empty_pack_names_the_nearest_schema_words_to_ask_with() -> None:
     measured = Relevance(similarity=0.1, words=2, words_found=0, nearest=nearest)
     reason = below_floor(measured, READING)
     assert reason is not None
-    assert "clients → customer 0.27, zzqx → zone 0.10" in reason
+    assert "clients → customer 0.270, zzqx → zone 0.100, under the bar of 0.3" in reason

@@ -193,7 +193,9 @@ class Assistant:
         def search(words: str) -> list[str]:
             from schemawise import api
 
-            pack = api.context(words, sources=[source], index_url=self.index_url)
+            # A lookup by meaning ("clients" finds customers), not a question: never floored.
+            pack = api.context(words, sources=[source], index_url=self.index_url,
+                               relevance_floor=False)  # fmt: skip
             return [t.name for t in pack.tables]
 
         return search
@@ -231,9 +233,10 @@ class Assistant:
     def _write_query(self, question: str, options: AskOptions, llm: LLM | None,
                      conversation: str | None) -> Reply:  # fmt: skip
         turns = history(self.conversations, conversation)
-        if turns:
+        if turns or options.prompt != "context":
             # A follow-up ("now split it by month") is about what the conversation already
-            # asked: its own words need not name anything for the database to answer it.
+            # asked: its own words need not name anything for the database to answer it. The
+            # whole-schema prompt reads no pack, so an emptied one would leave it no database.
             options = replace(options, relevance_floor=False)
         retrieved = self.retrieve(question, options, llm)
         pack, graph = retrieved.pack, retrieved.graph
@@ -345,9 +348,11 @@ class Assistant:
         retrieved = self.retrieve(question, options, None)
         pack = retrieved.pack
         lines = [f"{t.name}: {'; '.join(t.reasons)}" for t in pack.tables]
+        why = f": {pack.empty_reason}" if pack.empty_reason else ""
         reply = Reply(question=question, intent="find_tables", status="tables",
                       source=pack.source, tables=[t.name for t in pack.tables],
-                      answer="\n".join(lines) or "No table matches.", answer_source="schema",
+                      answer="\n".join(lines) or f"No table matches{why}.",
+                      answer_source="schema",
                       context={"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                                "join_paths": pack.join_paths},
                       alternatives=close_calls(pack.alternatives))  # fmt: skip
@@ -358,7 +363,8 @@ class Assistant:
                  conversation: str | None) -> Reply:  # fmt: skip
         from schemawise.agent.about import about
 
-        retrieved = self.retrieve(question, options, None)
+        # About the schema itself ("what does status mean?"): nothing to floor.
+        retrieved = self.retrieve(question, replace(options, relevance_floor=False), None)
         said = about(question, retrieved.graph, retrieved.metadata)
         if said is None:  # nothing named: the pack's best tables and how they join
             said = "\n".join(f"{t.name}: {'; '.join(t.reasons)}" for t in retrieved.pack.tables)
@@ -376,7 +382,8 @@ class Assistant:
             sql = read_draft(question).query
         except UnreadableReplyError:
             sql = ""
-        retrieved = self.retrieve(question, options, None)
+        # The pasted SQL says what it is about: the floor would leave it no database to check.
+        retrieved = self.retrieve(question, replace(options, relevance_floor=False), None)
         graph = retrieved.graph
         reply = Reply(question=question, intent="fix_query", status="checked",
                       source=retrieved.pack.source, sql=sql or None)  # fmt: skip

@@ -149,7 +149,10 @@ class AssistantPredictor:
                                  "fixed": [p["type"] for a in reply.attempts[:-1]
                                            for p in a["problems"]]}  # fmt: skip
         stages.update(extra)  # type: ignore[typeddict-item]
-        error = None if reply.sql else ("model_error" if reply.failure else "no_sql")
+        emptied = not reply.sql and reply.context.get("tables") == [] and reply.failure is not None
+        error = None if reply.sql else (
+            "empty_pack" if emptied else "model_error" if reply.failure else "no_sql"
+        )  # fmt: skip
         return Prediction(reply.sql, error, stages)
 
 

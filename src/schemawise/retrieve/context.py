@@ -101,9 +101,14 @@ def build_context(
         [h.distance for h in read.hits], read.words, read.words_found, words.named,
         graphs[read.source],
     )  # fmt: skip
-    if not relevance.named:  # the floor reads them only then; cheap: a few words
+    floor = settings.relevance_floor
+    if floor is not None and floor.embedder != embedder.name:
+        floor = None  # calibrated for another embedder (relevance.RelevanceFloor.embedder)
+    if not relevance.named and (floor is None or below_floor(relevance, floor) is not None):
+        # Read only when they can decide (or for the record, with no floor): a few words
+        # against the schema's lexicon, embedded once per graph.
         relevance.nearest = unfound_readings(conn, question, read, graphs[read.source], embedder)
-    if (reason := below_floor(relevance, settings.relevance_floor)) is not None:
+    if (reason := below_floor(relevance, floor)) is not None:
         return ContextPack(question=question, relevance=relevance, empty_reason=reason)
     source, graph = read.source, graphs[read.source]
     meta = (metadata or {}).get(source)

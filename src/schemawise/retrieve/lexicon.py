@@ -37,12 +37,28 @@ def schema_words(graph: SchemaGraph) -> list[str]:
     return sorted(w for w in found if len(w) >= MIN_LETTERS and w.isalpha())
 
 
+# Lexicons by (schema version, embedder): `api.context` and the assistant load the graphs
+# afresh for each question, so a cache on the graph object alone would embed every word of the
+# schema again each time. A version names one schema's tables and columns exactly
+# (SchemaGraph.compute_version).
+_BY_VERSION: dict[tuple[str, str], tuple[list[str], np.ndarray]] = {}
+_KEPT_VERSIONS = 64
+
+
 def _lexicon(graph: SchemaGraph, embedder: Embedder) -> tuple[list[str], np.ndarray]:
     def build(g: SchemaGraph) -> tuple[list[str], np.ndarray]:
+        key = (g.version, embedder.name) if g.version else None
+        if key is not None and key in _BY_VERSION:
+            return _BY_VERSION[key]
         words = schema_words(g)
-        if not words:
-            return words, np.zeros((0, embedder.dim))
-        return words, _unit(embedder.embed(words))
+        built = (
+            (words, _unit(embedder.embed(words))) if words else (words, np.zeros((0, embedder.dim)))
+        )
+        if key is not None:
+            if len(_BY_VERSION) >= _KEPT_VERSIONS:
+                _BY_VERSION.pop(next(iter(_BY_VERSION)))
+            _BY_VERSION[key] = built
+        return built
 
     return graph.cached(f"lexicon:{embedder.name}", build)
 

@@ -45,6 +45,10 @@ class RelevanceFloor:
     # with at least this similar ("vocalists" → singer 0.50): a user's own words for the
     # schema's, which the sentence's similarity does not see. None: no reading keeps a pack.
     reading: float | None = None
+    # The embedder the two similarities were measured with: cosine scales differ between
+    # models (all-MiniLM's unrelated words sit near 0.3), so under another one the floor does
+    # not apply until it is measured for it (context.py).
+    embedder: str = "wordllama-l2-256"
 
 
 # `similarity`: the 1st percentile of the similarity of the even-numbered Spider dev and BIRD
@@ -101,15 +105,18 @@ def below_floor(relevance: Relevance, floor: RelevanceFloor | None) -> str | Non
         f"appear in the data, and its closest document is {relevance.similarity:.2f} similar "
         f"in meaning"
     )
-    return reason + _nearest_hint(relevance.nearest)
+    return reason + _nearest_hint(relevance.nearest, floor.reading)
 
 
-def _nearest_hint(nearest: dict[str, tuple[str, float]]) -> str:
+def _nearest_hint(nearest: dict[str, tuple[str, float]], bar: float | None) -> str:
     """The closest the question's words came to the schema's, so that a user who meant them
     can ask again in the schema's words (or turn the floor off)."""
     closest = sorted(nearest.items(), key=lambda item: -item[1][1])[:3]
-    if not closest:
+    if not closest or bar is None:
         return ""
-    readings = ", ".join(f"{word} → {reading} {similarity:.2f}" for word, (reading, similarity)
+    readings = ", ".join(f"{word} → {reading} {similarity:.3f}" for word, (reading, similarity)
                          in closest)  # fmt: skip
-    return f" (nearest schema words: {readings}; ask with the schema's words, or without the floor)"
+    return (
+        f" (nearest schema words: {readings}, under the bar of {bar}; ask with the schema's "
+        f"words, or without the floor)"
+    )
