@@ -47,6 +47,7 @@ async def _session_calls(home: Path, source: str) -> dict[str, Any]:
         seen["list_sources"] = await call("list_sources")
         seen["find_tables"] = await call("find_tables", question="refunds per order",
                                          source=source)  # fmt: skip
+        seen["find_nothing"] = await call("find_tables", question="zzqx blorf", source=source)
         seen["get_context"] = await call("get_context", question="refunds per order",
                                          source=source, budget=400)  # fmt: skip
         seen["get_join_path"] = await call("get_join_path", source=source,
@@ -78,6 +79,9 @@ def test_every_tool_over_stdio(embedded_url: str, demo_source: str,
     assert "read-only" in run_schema["sql"]["description"]
     assert demo_source in {s["source"] for s in seen["list_sources"]["sources"]}
     assert "shop.refunds" in {t["name"] for t in seen["find_tables"]["tables"]}
+    assert "empty_reason" not in seen["find_tables"]
+    assert seen["find_nothing"]["tables"] == []
+    assert seen["find_nothing"]["empty_reason"].startswith("nothing in the index is about")
     assert seen["get_context"]["context"]["source"] == demo_source
     path = seen["get_join_path"]["join_path"]
     assert {"shop.refunds", "shop.customers", "shop.orders"} <= set(path["tables"])

@@ -100,7 +100,10 @@ class SchemawiseTools:
         pack = api.context(question, sources=[source] if source else None,
                            index_url=self.index_url)  # fmt: skip
         tables = [{"name": t.name, "reasons": t.reasons} for t in pack.tables]
-        return {"source": pack.source, "tables": tables}
+        found: dict[str, Any] = {"source": pack.source, "tables": tables}
+        if pack.empty_reason:  # nothing found is an answer: say why (the relevance floor)
+            found["empty_reason"] = pack.empty_reason
+        return found
 
     @_safe
     def get_join_path(
