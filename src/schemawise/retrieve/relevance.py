@@ -1,11 +1,13 @@
 """The relevance floor: is the question about this database at all?
 
 Retrieval always returns the nearest documents, so a question about the weather, or gibberish,
-would otherwise get a confident pack. Two absolute measures say whether anything answers it:
-how close the closest document is in meaning (the cosine similarity of the question to the
-chosen database's best document), and how many of the question's content words the
-database's documents hold (names, descriptions, values). "Nothing found" is an answer
-(DESIGN): below the floor the pack is empty and says why. Pure: the measures in, a verdict out.
+would otherwise get a confident pack. Absolute measures say whether anything answers it:
+which question words name the schema; how close the closest document is in meaning (the
+cosine similarity of the question to the chosen database's best document); how many of the
+question's content words the database's documents hold (names, descriptions, values); and,
+word by word, how near the words it does not hold come to the schema's own ("vocalists" →
+singer), which a sentence's similarity misses. "Nothing found" is an answer (DESIGN): below
+the floor the pack is empty and says why. Pure: the measures in, a verdict out.
 """
 
 from __future__ import annotations
