@@ -226,6 +226,20 @@ def test_a_question_nothing_answers_is_said_without_asking_the_model(
     assert script.calls("write") == 0
 
 
+def test_a_question_nothing_answers_names_the_nearest_databases(
+    embedded_url: str, demo_source: str, bench_dir: Path, tmp_path: Path
+) -> None:
+    from schemawise import api
+
+    chinook = bench_dir / "chinook" / "chinook.sqlite"
+    api.index(f"sqlite:///{chinook}", "chinook_nearest", index_url=embedded_url)
+    both = AskOptions(sources=[SOURCE, "chinook_nearest"])
+    reply = assistant(embedded_url, Script(), tmp_path).ask("zzqx blorf", options=both)
+    assert reply.status == "failed" and reply.sql is None
+    assert "Nearest: " in reply.answer and "chinook_nearest" in reply.answer, reply.answer
+    assert reply.alternatives == []  # no database was chosen, so none is a close call to it
+
+
 def test_the_researchers_search_by_meaning_is_not_floored(
     embedded_url: str, demo_source: str, tmp_path: Path
 ) -> None:

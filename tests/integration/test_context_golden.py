@@ -132,3 +132,27 @@ def test_the_floor_is_on_by_default_and_can_be_turned_off(
     off = api.context("zzqx blorf", sources=[chinook_source], index_url=embedded_url,
                       relevance_floor=False)  # fmt: skip
     assert off.tables and off.empty_reason is None
+
+
+@pytest.fixture(scope="module")
+def singers_source(embedded_url: str, bench_dir: Path) -> str:
+    database = bench_dir / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
+    api.index(f"sqlite:///{database}", "singers", index_url=embedded_url)
+    return "singers"
+
+
+def test_an_emptied_pack_names_the_databases_it_came_nearest_to(
+    chinook_source: str, singers_source: str, embedded_url: str
+) -> None:
+    both = [chinook_source, singers_source]
+    pack = api.context("recipe for a chocolate cake without eggs", sources=both,
+                       index_url=embedded_url)  # fmt: skip
+    assert not pack.tables and pack.source is None and pack.empty_reason
+    named = [a.source for a in pack.alternatives]
+    assert sorted(named) == sorted(both), named
+    scores = [a.score for a in pack.alternatives]
+    assert scores[0] == 1.0 and scores == sorted(scores, reverse=True)
+    # One database searched: nothing to choose between, so none is named.
+    alone = api.context("recipe for a chocolate cake without eggs", sources=[chinook_source],
+                        index_url=embedded_url)  # fmt: skip
+    assert not alone.tables and alone.alternatives == []

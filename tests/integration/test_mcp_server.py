@@ -82,6 +82,7 @@ def test_every_tool_over_stdio(embedded_url: str, demo_source: str,
     assert "empty_reason" not in seen["find_tables"]
     assert seen["find_nothing"]["tables"] == []
     assert seen["find_nothing"]["empty_reason"].startswith("nothing in the index is about")
+    assert seen["find_nothing"]["nearest"] == []  # one source asked: none to offer instead
     assert seen["get_context"]["context"]["source"] == demo_source
     path = seen["get_join_path"]["join_path"]
     assert {"shop.refunds", "shop.customers", "shop.orders"} <= set(path["tables"])

@@ -253,6 +253,10 @@ class Assistant:
             # Nothing in the index is about the question: say so rather than have a model
             # write SQL against tables that have nothing to do with it.
             reply.answer = f"Nothing in the indexed databases answers this: {pack.empty_reason}."
+            if pack.alternatives:  # no database chosen: these came nearest, none close enough
+                nearest = ", ".join(a.source for a in pack.alternatives)
+                reply.answer += f" Nearest: {nearest} (ask one of them with --source)."
+            reply.alternatives = []  # close calls beside a chosen database; there is none
             reply.failure = Failure(reason=reply.answer, candidate_tables=[])
             return reply
         if llm is None:

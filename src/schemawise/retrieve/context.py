@@ -109,7 +109,11 @@ def build_context(
         # against the schema's lexicon, embedded once per graph.
         relevance.nearest = unfound_readings(conn, question, read, graphs[read.source], embedder)
     if (reason := below_floor(relevance, floor)) is not None:
-        return ContextPack(question=question, relevance=relevance, empty_reason=reason)
+        # No database is chosen, but the caller still learns which ones came nearest (a UI
+        # can offer them; `--source` asks one of them anyway).
+        nearest = [SourceScore(source=s, score=v) for s, v in read.ranking[:ALTERNATIVES]]
+        return ContextPack(question=question, relevance=relevance, empty_reason=reason,
+                           alternatives=nearest if len(read.ranking) > 1 else [])  # fmt: skip
     source, graph = read.source, graphs[read.source]
     meta = (metadata or {}).get(source)
     found = table_evidence(read.hits, graphs, [source], words.spelled, words.asked, settings)
