@@ -60,6 +60,11 @@ def test_the_words_a_model_gives_a_table_bring_it_into_the_pack(
     assert _best_table_card("tracks never purchased", "chinook_described", embedded_url) == (
         "InvoiceLine"
     )
+    # And the pack holds it: the table's other names count as words it accounts for, so one
+    # strong card is not outvoted by the join-path documents naming Track's neighbours.
+    pack = api.context("tracks never purchased", sources=["chinook_described"],
+                       index_url=embedded_url)  # fmt: skip
+    assert {"Track", "InvoiceLine"} <= {t.name for t in pack.tables}
     kept = json.loads(descriptions_cache("chinook_described").read_text())
     assert len(kept) == 11 and any("purchase" in v for v in kept.values())
     # Again without a model (sync): the kept replies are reused, nothing is asked.

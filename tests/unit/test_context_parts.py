@@ -363,6 +363,23 @@ def test_terms_match_inflected_question_words() -> None:
     assert table_terms(graph, None, "likes", question_words("friends who rated"), []) == set()
 
 
+@pytest.mark.parametrize(
+    ("question", "terms"),
+    [
+        ("tracks never purchased", {"purchased"}),  # a synonym's word, inflected
+        ("which sales lines are largest", {"sale", "line"}),  # question words are singular
+        ("tracks never played", set()),  # nothing the table is called
+    ],
+)
+def test_the_names_metadata_gives_a_table_are_its_words(question: str, terms: set[str]) -> None:
+    graph = SchemaGraph(tables=[_table("InvoiceLine", "InvoiceLineId", "TrackId")])
+    meta = Metadata.model_validate(
+        {"tables": {"InvoiceLine": {"synonyms": ["purchase line", "sale"]}}}
+    )
+    assert table_terms(graph, meta, "InvoiceLine", question_words(question), []) == terms
+    assert table_terms(graph, None, "InvoiceLine", question_words(question), []) <= {"line"}
+
+
 def test_a_schema_the_question_names_lifts_its_tables() -> None:
     candidates = [
         Candidate("crypto.crypto_dash.inputs", 1.0),

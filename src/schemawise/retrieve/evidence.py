@@ -115,11 +115,16 @@ def best_distinct(
 def table_terms(
     graph: SchemaGraph, meta: Metadata | None, table: str, asked: set[str], matched: list[str]
 ) -> set[str]:
-    """The question words a table accounts for: words of its name, of its matched columns
-    other than keys (a `shop_id` column names the shop table, not this one), and of the values
-    its columns hold (a question about cats needs the table whose `pet_type` says `cat`)."""
+    """The question words a table accounts for: words of its name and of the other names its
+    metadata gives it (dbt, an overlay, a model's description: `InvoiceLine` is a "sale"), of
+    its matched columns other than keys (a `shop_id` column names the shop table, not this
+    one), and of the values its columns hold (a question about cats needs the table whose
+    `pet_type` says `cat`)."""
     keys = graph.cached("key_columns", _key_columns)
     words = set(name_words(table))
+    table_meta = meta.table_meta(table) if meta is not None else None
+    for synonym in table_meta.synonyms if table_meta is not None else []:
+        words |= question_words(synonym)
     for column in matched:
         if (table, column) not in keys:
             words |= identifier_words(column)
