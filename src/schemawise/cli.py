@@ -1163,6 +1163,14 @@ def bench_linking(
         bool,
         typer.Option("--lexicon", help="Read unknown question words as the nearest schema words."),
     ] = False,
+    describe: Annotated[
+        bool,
+        typer.Option(
+            "--describe",
+            help="The configured model describes each table first, as index --describe does "
+            "(replies kept: a second run asks nothing).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Schema linking: strict table and column recall of the context pack, and its size.
@@ -1175,6 +1183,12 @@ def bench_linking(
     """
     from schemawise.bench import linking
 
+    describer = None
+    if describe:
+        from schemawise.agent.llm import require_llm
+        from schemawise.enrich.generated import with_model
+
+        describer = with_model(require_llm())
     _print_benchmark(
         lambda say: linking.run(
             dataset,
@@ -1188,6 +1202,7 @@ def bench_linking(
             shared_documents=shared_documents,
             reworded=reworded,
             lexicon=lexicon,
+            describe=describer,
             progress=say,
         ),
         as_json,

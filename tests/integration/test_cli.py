@@ -178,6 +178,31 @@ def test_linking_bench_runs_the_pipeline(bench_dir: Path, schemawise_home: Path)
     assert _index_state(url) == before  # the benchmark left the user's index as it found it
 
 
+def test_linking_bench_can_have_a_model_describe_the_tables_first(
+    bench_dir: Path, schemawise_home: Path
+) -> None:
+    from schemawise.bench import linking
+
+    asked: list[str] = []
+
+    def describe(prompt: str) -> str:  # a scripted model: every table is a "gig"
+        asked.append(prompt.splitlines()[0].removeprefix("Table: "))
+        return json.dumps({"description": "a live show", "synonyms": ["gig"]})
+
+    items = schemawise_home / "described.jsonl"
+    doc = linking.run("spider", bench_dir / "spider", limit=4, baselines=False,
+                      describe=describe, items=items)  # fmt: skip
+    assert doc["described"] is True and doc["questions"] == 4
+    assert sorted(asked) == ["concert", "singer", "singer_in_concert", "stadium"]
+    # The replies are kept: a second run asks nothing, and gets the same packs.
+    again = linking.run("spider", bench_dir / "spider", limit=4, baselines=False,
+                        describe=describe)  # fmt: skip
+    assert len(asked) == 4
+    timeless = [{k: v for k, v in d["schemawise"].items() if k != "latency_seconds"}
+                for d in (doc, again)]  # fmt: skip
+    assert timeless[0] == timeless[1]
+
+
 def test_linking_bench_asks_reworded_questions(
     bench_dir: Path, schemawise_home: Path, tmp_path: Path
 ) -> None:

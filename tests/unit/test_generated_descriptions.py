@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from schemawise.enrich.generated import MARK, read_reply, structure_key, table_prompt
+from schemawise.enrich import generated
+from schemawise.enrich.generated import (
+    MARK,
+    describe_tables,
+    read_reply,
+    structure_key,
+    table_prompt,
+)
+from schemawise.enrich.metadata import Metadata
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
 
 LINE = Table(name="InvoiceLine", columns=[Column(name="InvoiceLineId", type="INTEGER"),
@@ -51,3 +61,22 @@ def test_the_structure_key_changes_with_the_columns() -> None:
     wider = LINE.model_copy(update={"columns": [*LINE.columns, Column(name="Qty", type="INT")]})
     assert structure_key(LINE) == structure_key(LINE.model_copy())
     assert structure_key(LINE) != structure_key(wider)
+
+
+def test_kept_replies_are_reused_until_the_instructions_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+
+    def describe(prompt: str) -> str:
+        asked.append(prompt.splitlines()[0])
+        return '{"description": "a line of a purchase", "synonyms": ["sale"]}'
+
+    cache = tmp_path / "descriptions.json"
+    first = describe_tables(GRAPH, Metadata(), {}, describe, cache=cache)
+    assert first["InvoiceLine"].synonyms == ["sale"] and len(asked) == 2
+    describe_tables(GRAPH, Metadata(), {}, describe, cache=cache)
+    assert len(asked) == 2  # kept: nothing asked again
+    monkeypatch.setattr(generated, "INSTRUCTIONS_KEY", "changed")
+    again = describe_tables(GRAPH, Metadata(), {}, describe, cache=cache)
+    assert len(asked) == 4 and again["InvoiceLine"].synonyms == ["sale"]

@@ -25,7 +25,9 @@ from sqlglot.optimizer.scope import traverse_scope
 from schemawise.bench.scratch import scratch_database
 from schemawise.bench.timing import percentiles
 from schemawise.db.sqlite import SQLiteSource
+from schemawise.enrich.apply import about_tables
 from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
+from schemawise.enrich.generated import Describe, describe_tables
 from schemawise.enrich.metadata import Metadata
 from schemawise.enrich.profile import ColumnProfile, profile_source
 from schemawise.errors import SchemawiseError
@@ -37,7 +39,7 @@ from schemawise.graph.model import SchemaGraph, Table
 from schemawise.index import store
 from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
-from schemawise.index.sources import sample_values, seen_values
+from schemawise.index.sources import descriptions_cache, sample_values, seen_values
 from schemawise.prune.columns import join_keys_of, kept_keys
 from schemawise.retrieve.context import ContextPack, ContextSettings, build_context
 from schemawise.retrieve.relevance import DEFAULT_FLOOR
@@ -219,6 +221,16 @@ Half = Literal["all", "even", "odd"]
 OFF_TOPIC = Path(__file__).with_name("off_topic.txt")
 
 
+def described(name: str, database: BenchDatabase, describe: Describe,
+              say: Callable[[str], None]) -> None:  # fmt: skip
+    """The model's descriptions of the database's tables, in its metadata (the rerank reads
+    a table's other names there) and on its cards, as `index --describe` puts them."""
+    generated = describe_tables(database.graph, database.meta, database.samples, describe,
+                                cache=descriptions_cache(name), say=say)  # fmt: skip
+    database.meta = database.meta.merge(Metadata(tables=generated))
+    database.about = {**database.about, **about_tables(database.graph, database.meta)}
+
+
 def off_topic_questions() -> list[str]:
     lines = OFF_TOPIC.read_text(encoding="utf-8").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
@@ -246,16 +258,19 @@ def run(
     shared_documents: int | None = None,
     reworded: Path | None = None,
     lexicon: bool = False,
+    describe: Describe | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The benchmark's documents live in a scratch database: the user's index is untouched.
     `half`: only the even- or odd-numbered questions (after `limit`); `items`: a JSONL file
-    of every question's outcome and relevance measures, off-topic questions included."""
+    of every question's outcome and relevance measures, off-topic questions included;
+    `describe`: a model describes each table first, as `index --describe` does (the replies
+    are kept per database and table, so a second run asks nothing)."""
     with scratch_database(f"linking_{dataset}") as url:
         return _run(
             url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,
             items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
-            reworded=reworded, lexicon=lexicon, progress=progress,
+            reworded=reworded, lexicon=lexicon, describe=describe, progress=progress,
         )  # fmt: skip
 
 
@@ -273,6 +288,7 @@ def _run(
     shared_documents: int | None = None,
     reworded: Path | None = None,
     lexicon: bool = False,
+    describe: Describe | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
@@ -292,6 +308,9 @@ def _run(
     else:
         wording = load_reworded(reworded) if reworded is not None else None
         databases, cases, skipped = _spider_or_bird(dataset, data, limit, wording)
+    if describe is not None:
+        for db_id, database in databases.items():
+            described(f"{dataset}/{db_id}", database, describe, say)
     numbered = [(n, c) for n, c in enumerate(cases) if in_half(n, half)]
     written: list[dict[str, Any]] = []
     graphs = {db_id: d.graph for db_id, d in databases.items()}
@@ -439,6 +458,7 @@ def _run(
         "shared_documents": settings.shared_documents,
         "reworded": str(reworded) if reworded is not None else None,
         "lexicon": lexicon,
+        "described": describe is not None,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),
         "tables_listed": sum(len(d.listed) for d in databases.values()),

@@ -74,6 +74,10 @@ def structure_key(table: Table) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# Replies are kept per table structure and per instructions: new instructions ask again.
+INSTRUCTIONS_KEY = hashlib.sha256(INSTRUCTIONS.encode()).hexdigest()[:8]
+
+
 # (one table's prompt) → the model's reply text, or None when there is none to be had (no
 # model, or the call failed): the table is then left undescribed and asked about next time.
 Describe = Callable[[str], str | None]
@@ -113,7 +117,7 @@ def describe_tables(
     out: dict[str, TableMeta] = {}
     todo = [t for t in graph.tables if not _described(meta, t.name)]
     for number, table in enumerate(todo, 1):
-        key = structure_key(table)
+        key = f"{structure_key(table)}:{INSTRUCTIONS_KEY}"
         if key not in kept:
             say(f"describing tables with the model: {number}/{len(todo)} {table.name}")
             reply = describe(table_prompt(table, graph, samples))
