@@ -21,11 +21,16 @@ from typing import Any
 from schemawise.enrich.metadata import Metadata, TableMeta
 from schemawise.graph.model import SchemaGraph, Table
 
+# The example is of another domain on purpose: it shows the kind of words wanted (what a row
+# stands for, and what happened when it was written: "sign-up"), not words to copy.
 INSTRUCTIONS = """\
-You describe one database table for people who search for it in their own words. Reply with \
-one JSON object and nothing else: {"description": "one sentence: what one row of the table \
-is", "synonyms": ["up to six words or short phrases business users would use for these rows \
-or for what they record"]}. Use plain English words, not the table's own name."""
+You help people find a database table in their own everyday words. Reply with one JSON \
+object and nothing else: {"description": "one short sentence: what one row stands for in the \
+real world", "synonyms": ["up to six everyday words or short phrases people use for these \
+rows, for the things they record, or for what happened when a row was added"]}. Do not list \
+the columns, and do not repeat the table's or the columns' names. Example, for a table \
+Enrollment(student_id, course_id, term): {"description": "one student taking one course in \
+one term", "synonyms": ["registration", "sign-up", "class taken", "course load", "attendance"]}"""
 
 MAX_COLUMNS = 30  # a wide table's first columns are enough to say what a row is
 MAX_SYNONYMS = 6
