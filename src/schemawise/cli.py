@@ -647,6 +647,9 @@ def context(
         return
     if not pack.tables:
         out.print(plain(f"nothing found: {pack.empty_reason or 'no table matched'}"))
+        if pack.alternatives:
+            nearest = ", ".join(f"{a.source} ({a.score:.2f})" for a in pack.alternatives)
+            out.print(plain(f"nearest: {nearest}; --source S --no-relevance-floor asks one"))
         return
     out.print(assemble((str(pack.source), "bold"), f" ({pack.tokens} tokens)"))
     for table in pack.tables:

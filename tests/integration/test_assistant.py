@@ -237,7 +237,12 @@ def test_a_question_nothing_answers_names_the_nearest_databases(
     reply = assistant(embedded_url, Script(), tmp_path).ask("zzqx blorf", options=both)
     assert reply.status == "failed" and reply.sql is None
     assert "Nearest: " in reply.answer and "chinook_nearest" in reply.answer, reply.answer
+    assert "--no-relevance-floor" in reply.answer  # the floor applies to a named source too
     assert reply.alternatives == []  # no database was chosen, so none is a close call to it
+    found = assistant(embedded_url, Script(), tmp_path).ask("zzqx blorf: which datasets",
+                                                            options=both)  # fmt: skip
+    assert found.intent == "find_tables" and found.tables == []
+    assert "Nearest: " in found.answer and found.alternatives == [], found.answer
 
 
 def test_the_researchers_search_by_meaning_is_not_floored(

@@ -201,6 +201,17 @@ def test_linking_bench_can_have_a_model_describe_the_tables_first(
     timeless = [{k: v for k, v in d["schemawise"].items() if k != "latency_seconds"}
                 for d in (doc, again)]  # fmt: skip
     assert timeless[0] == timeless[1]
+    # What the model said joins the table's metadata and its card text, beside what the
+    # dataset already said about it.
+    from schemawise.graph.model import Column, SchemaGraph, Table
+
+    graph = SchemaGraph(tables=[Table(name="gigs", columns=[Column(name="id", type="INT")])])
+    database = linking.BenchDatabase(graph, about={"gigs": "from the dataset's notes"})
+    linking.described("scripted/gigs", database, describe, lambda _: None)
+    meta = database.meta.table_meta("gigs")
+    assert meta is not None and meta.synonyms == ["gig"]
+    assert database.about["gigs"].startswith("from the dataset's notes")
+    assert "also called gig" in database.about["gigs"]
 
 
 def test_linking_bench_asks_reworded_questions(

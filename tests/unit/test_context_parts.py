@@ -369,12 +369,14 @@ def test_terms_match_inflected_question_words() -> None:
         ("tracks never purchased", {"purchased"}),  # a synonym's word, inflected
         ("which sales lines are largest", {"sale", "line"}),  # question words are singular
         ("tracks never played", set()),  # nothing the table is called
+        ("purchases per customer", {"purchase"}),  # "customer" names another table
     ],
 )
 def test_the_names_metadata_gives_a_table_are_its_words(question: str, terms: set[str]) -> None:
-    graph = SchemaGraph(tables=[_table("InvoiceLine", "InvoiceLineId", "TrackId")])
+    graph = SchemaGraph(tables=[_table("InvoiceLine", "InvoiceLineId", "TrackId"),
+                                _table("Customer", "CustomerId")])  # fmt: skip
     meta = Metadata.model_validate(
-        {"tables": {"InvoiceLine": {"synonyms": ["purchase line", "sale"]}}}
+        {"tables": {"InvoiceLine": {"synonyms": ["purchase line", "sale", "customer purchase"]}}}
     )
     assert table_terms(graph, meta, "InvoiceLine", question_words(question), []) == terms
     assert table_terms(graph, None, "InvoiceLine", question_words(question), []) <= {"line"}

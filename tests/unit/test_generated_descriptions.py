@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from schemawise.enrich import generated
 from schemawise.enrich.generated import (
     MARK,
+    cached_only,
     describe_tables,
     read_reply,
     structure_key,
@@ -80,3 +82,22 @@ def test_kept_replies_are_reused_until_the_instructions_change(
     monkeypatch.setattr(generated, "INSTRUCTIONS_KEY", "changed")
     again = describe_tables(GRAPH, Metadata(), {}, describe, cache=cache)
     assert len(asked) == 4 and again["InvoiceLine"].synonyms == ["sale"]
+
+
+@pytest.mark.parametrize("earlier", ["", ":older-instructions"])
+def test_without_a_model_a_reply_kept_under_earlier_instructions_is_still_used(
+    tmp_path: Path, earlier: str
+) -> None:
+    cache = tmp_path / "descriptions.json"
+    reply = '{"description": "a line of a purchase", "synonyms": ["sale"]}'
+    cache.write_text(json.dumps({f"{structure_key(LINE)}{earlier}": reply}))
+    said: list[str] = []
+    found = describe_tables(GRAPH, Metadata(), {}, cached_only, cache=cache, say=said.append)
+    assert found["InvoiceLine"].synonyms == ["sale"]
+    assert "Invoice" not in found and said == []  # nothing kept for it, no model to ask
+    # With a model, the earlier reply is asked again, and it says so.
+    fresh = '{"description": "one line of a purchase", "synonyms": ["order line"]}'
+    again = describe_tables(GRAPH, Metadata(), {}, lambda _: fresh, cache=cache,
+                            say=said.append)  # fmt: skip
+    assert again["InvoiceLine"].synonyms == ["order line"]
+    assert any("InvoiceLine (asked again: new instructions)" in s for s in said), said

@@ -253,9 +253,7 @@ class Assistant:
             # Nothing in the index is about the question: say so rather than have a model
             # write SQL against tables that have nothing to do with it.
             reply.answer = f"Nothing in the indexed databases answers this: {pack.empty_reason}."
-            if pack.alternatives:  # no database chosen: these came nearest, none close enough
-                nearest = ", ".join(a.source for a in pack.alternatives)
-                reply.answer += f" Nearest: {nearest} (ask one of them with --source)."
+            reply.answer += nearest_note(pack)
             reply.alternatives = []  # close calls beside a chosen database; there is none
             reply.failure = Failure(reason=reply.answer, candidate_tables=[])
             return reply
@@ -353,13 +351,15 @@ class Assistant:
         pack = retrieved.pack
         lines = [f"{t.name}: {'; '.join(t.reasons)}" for t in pack.tables]
         why = f": {pack.empty_reason}" if pack.empty_reason else ""
+        # Close calls beside a chosen database; an emptied pack chose none.
+        runners_up = close_calls(pack.alternatives) if pack.source else []
         reply = Reply(question=question, intent="find_tables", status="tables",
                       source=pack.source, tables=[t.name for t in pack.tables],
-                      answer="\n".join(lines) or f"No table matches{why}.",
+                      answer="\n".join(lines) or f"No table matches{why}.{nearest_note(pack)}",
                       answer_source="schema",
                       context={"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                                "join_paths": pack.join_paths},
-                      alternatives=close_calls(pack.alternatives))  # fmt: skip
+                      alternatives=runners_up)  # fmt: skip
         reply.assumptions = source_assumption(reply)
         return reply
 
@@ -422,6 +422,16 @@ class Assistant:
             reply.attempts = [a.to_dict() for a in written.attempts]
             reply.fixes = written.fixes
         return reply
+
+
+def nearest_note(pack: ContextPack) -> str:
+    """For a pack the relevance floor emptied: the databases the question came nearest to,
+    and how to ask one anyway (the floor applies to a named source too)."""
+    if pack.source is not None or not pack.alternatives:
+        return ""
+    nearest = ", ".join(a.source for a in pack.alternatives)
+    return (f" Nearest: {nearest}; none is close enough. To ask one anyway, name it as the "
+            "source with the relevance floor off (--source S --no-relevance-floor).")  # fmt: skip
 
 
 def source_assumption(reply: Reply) -> list[str]:

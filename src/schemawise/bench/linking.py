@@ -228,7 +228,10 @@ def described(name: str, database: BenchDatabase, describe: Describe,
     generated = describe_tables(database.graph, database.meta, database.samples, describe,
                                 cache=descriptions_cache(name), say=say)  # fmt: skip
     database.meta = database.meta.merge(Metadata(tables=generated))
-    database.about = {**database.about, **about_tables(database.graph, database.meta)}
+    # Beside what the dataset already says about a table (Spider 2.0's notes), not instead.
+    for table, text in about_tables(database.graph, database.meta).items():
+        before = database.about.get(table)
+        database.about[table] = f"{before} {text}" if before and text not in before else text
 
 
 def off_topic_questions() -> list[str]:
@@ -367,9 +370,13 @@ def _run(
                 "tokens": pack.tokens,
                 "right_database": right_db,
                 # The right database chosen, or the runner-up: a caller that asks when two
-                # are close would have offered it.
+                # are close would have offered it. A pack the floor emptied chose none (its
+                # `alternatives` are then the nearest databases, not runners-up): not counted.
                 "right_database_top2": right_db
-                or any(a.source == f"{dataset}/{case.db_id}" for a in pack.alternatives[:1]),
+                or (
+                    pack.source is not None
+                    and any(a.source == f"{dataset}/{case.db_id}" for a in pack.alternatives[:1])
+                ),
             }
             if case.gold_columns is not None:
                 gold_columns = {(entries[case.db_id].get(t, t), c) for t, c in case.gold_columns}

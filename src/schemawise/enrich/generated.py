@@ -116,19 +116,29 @@ def describe_tables(
     say: Callable[[str], None] | None = None,
 ) -> dict[str, TableMeta]:
     """Table name → a model's description, for each table the metadata does not describe.
-    Replies are kept in `cache` (JSON, by table structure) and reused."""
+    Replies are kept in `cache` (JSON, by table structure and instructions) and reused. A
+    reply kept under earlier instructions is asked again when a model is at hand, and used
+    as it is when none is (`sync` without a model keeps what it had)."""
     say = say or (lambda _: None)
     kept: dict[str, Any] = json.loads(cache.read_text()) if cache and cache.exists() else {}
     out: dict[str, TableMeta] = {}
     todo = [t for t in graph.tables if not _described(meta, t.name)]
     for number, table in enumerate(todo, 1):
-        key = f"{structure_key(table)}:{INSTRUCTIONS_KEY}"
+        structure = structure_key(table)
+        key = f"{structure}:{INSTRUCTIONS_KEY}"
         if key not in kept:
-            say(f"describing tables with the model: {number}/{len(todo)} {table.name}")
+            earlier = _earlier_reply(kept, structure)
+            if describe is not cached_only:
+                again = " (asked again: new instructions)" if earlier is not None else ""
+                say(f"describing tables with the model: {number}/{len(todo)} {table.name}{again}")
             reply = describe(table_prompt(table, graph, samples))
             if reply is None:
-                continue
-            kept[key] = reply
+                if earlier is not None:  # no model: the earlier reply beats none
+                    key = earlier
+                else:
+                    continue
+            else:
+                kept[key] = reply
             if cache is not None:  # after every table: an interrupted run keeps what it paid for
                 cache.parent.mkdir(parents=True, exist_ok=True)
                 cache.write_text(json.dumps(kept, indent=1))
@@ -136,6 +146,12 @@ def describe_tables(
         if found is not None:
             out[table.name] = found
     return out
+
+
+def _earlier_reply(kept: dict[str, Any], structure: str) -> str | None:
+    """The key of a reply kept for this table structure under other instructions (or from
+    before replies were kept by instructions: the structure alone), if any."""
+    return next((k for k in kept if k == structure or k.startswith(f"{structure}:")), None)
 
 
 def _described(meta: Metadata, table: str) -> bool:

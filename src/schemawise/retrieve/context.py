@@ -112,8 +112,9 @@ def build_context(
         # No database is chosen, but the caller still learns which ones came nearest (a UI
         # can offer them; `--source` asks one of them anyway).
         nearest = [SourceScore(source=s, score=v) for s, v in read.ranking[:ALTERNATIVES]]
+        several = len(sources) > 1 if sources else len(graphs) > 1
         return ContextPack(question=question, relevance=relevance, empty_reason=reason,
-                           alternatives=nearest if len(read.ranking) > 1 else [])  # fmt: skip
+                           alternatives=nearest if several else [])  # fmt: skip
     source, graph = read.source, graphs[read.source]
     meta = (metadata or {}).get(source)
     found = table_evidence(read.hits, graphs, [source], words.spelled, words.asked, settings)

@@ -123,8 +123,13 @@ def table_terms(
     keys = graph.cached("key_columns", _key_columns)
     words = set(name_words(table))
     table_meta = meta.table_meta(table) if meta is not None else None
-    for synonym in table_meta.synonyms if table_meta is not None else []:
-        words |= question_words(synonym)
+    if table_meta is not None and table_meta.synonyms:
+        # Not a word another table is named with: "customer purchase" makes InvoiceLine a
+        # purchase, not the customer table's rival for "customer".
+        others = graph.cached("name_words_by_table", _name_words_by_table)
+        taken = set().union(*(w for t, w in others.items() if t != table))
+        for synonym in table_meta.synonyms:
+            words |= {w for w in question_words(synonym) if stem(w) not in taken}
     for column in matched:
         if (table, column) not in keys:
             words |= identifier_words(column)
@@ -137,6 +142,11 @@ def table_terms(
                     words |= question_words(value) & asked
     stems = {stem(w) for w in words}
     return {w for w in asked if stem(w) in stems}
+
+
+def _name_words_by_table(graph: SchemaGraph) -> dict[str, set[str]]:
+    """Table → the stems of the words it is named with."""
+    return {t.name: {stem(w) for w in name_words(t.name)} for t in graph.tables}
 
 
 def _key_columns(graph: SchemaGraph) -> set[tuple[str, str]]:
