@@ -1568,6 +1568,13 @@ def eval_command(
         ),
     ] = False,
     items: Annotated[bool, typer.Option("--items/--no-items", help="Per-question rows.")] = True,
+    describe: Annotated[
+        bool,
+        typer.Option(
+            "--describe",
+            help="Index the databases with the model's table descriptions (index --describe).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate end to end: retrieval, generation and execution accuracy per question and in
@@ -1591,7 +1598,7 @@ def eval_command(
         predictor: Any = GoldPredictor()
         if not gold_as_prediction:
             predictor = _eval_predictor(dataset, data, golden, union, prompt, not no_fix, llm,
-                                        fresh, limit, seed, say, kept_only)  # fmt: skip
+                                        fresh, limit, seed, say, kept_only, describe)  # fmt: skip
 
         def step(done: int, total: int, result: Any) -> None:
             say(f"question {done}/{total}: {'right' if result.correct else 'wrong'}")
@@ -1627,7 +1634,7 @@ def eval_command(
 def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: bool,
                     prompt: str, fix: bool, llm_spec: str | None, fresh: bool,
                     limit: int | None, seed: int, say: Callable[[str], None],
-                    kept_only: bool = False) -> Any:  # fmt: skip
+                    kept_only: bool = False, describe: bool = False) -> Any:  # fmt: skip
     """The assistant on the evaluation's own index, with the databases it needs indexed."""
     import hashlib
 
@@ -1669,10 +1676,16 @@ def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: 
         for item in load_golden(golden):
             target = resolve(item)
             databases[target.name] = target.url
-    ensure_indexed(index_url, databases, say)
+    if kept_only and describe:
+        raise SchemawiseError("--kept-only calls no model; --describe needs one.",
+                              "Leave one of them out.")  # fmt: skip
+    from schemawise.enrich.generated import with_model
+
+    ensure_indexed(index_url, databases, say, describe=with_model(model) if describe else None)
     # Limit and seed only choose questions; each cached line is keyed by its question, so
     # samples of other sizes reuse the answers they share.
-    config = json.dumps([model.name, dataset, str(data), str(golden), union, prompt, fix])
+    config = json.dumps([model.name, dataset, str(data), str(golden), union, prompt, fix]
+                        + (["described"] if describe else []))  # fmt: skip
     folder = home_dir() / "eval"
     folder.mkdir(exist_ok=True)
     cache = folder / f"predictions-{hashlib.sha256(config.encode()).hexdigest()[:12]}.jsonl"

@@ -22,6 +22,7 @@ ROLES = {
     "You judge which tables": "rank",
     "You choose the columns": "columns",
     "Classify the user's message": "route",
+    "You help people find a database table": "describe",
 }
 
 

@@ -76,6 +76,33 @@ def test_eval_scores_and_resumes(
 
 
 @pytest.mark.slow
+def test_eval_can_index_with_the_models_table_descriptions(
+    embedded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from schemawise.api import sources
+    from schemawise.eval.assistant import eval_index_url
+
+    golden = _league(tmp_path, GOALS)
+    said = json.dumps({"description": "one footballer", "synonyms": ["footballer"]})
+    script = ScriptedChat({"write": _write, "describe": lambda system, user: said})
+    with serving(script) as base_url:
+        args = ["eval", "--dataset", "golden", "--golden", str(golden), "--json",
+                "--llm", f"openai-compatible:scripted@{base_url}"]  # fmt: skip
+        first = CliRunner().invoke(app, [*args, "--describe"])
+        assert first.exit_code == 0, first.output
+        described = [r for r in script.requests if "You help people find" in str(r)]
+        assert len(described) == 2  # teams and players, one call each
+        options = {s["source"]: s["options"] for s in sources(index_url=eval_index_url())}
+        assert any(o.get("describe") for o in options.values()), options
+        # Without --describe the same source is indexed again, plainly.
+        plain = CliRunner().invoke(app, args)
+        assert plain.exit_code == 0, plain.output
+        options = {s["source"]: s["options"] for s in sources(index_url=eval_index_url())}
+        assert not any(o.get("describe") for o in options.values()), options
+    assert json.loads(first.output)["metrics"]["execution_accuracy"] == 1.0
+
+
+@pytest.mark.slow
 def test_eval_stops_when_nothing_answers_and_keeps_no_failure(
     embedded_url: str, tmp_path: Path
 ) -> None:

@@ -21,6 +21,7 @@ from psycopg import sql as pgsql
 from schemawise.agent.assistant import AskOptions, Assistant, PromptMode
 from schemawise.agent.llm import LLM, call_unreachable
 from schemawise.db.guard import Limits
+from schemawise.enrich.generated import Describe
 from schemawise.errors import ModelUnreachableError
 from schemawise.eval.golden import GoldenItem
 from schemawise.eval.predict import EvalTarget, Prediction, Stages
@@ -44,17 +45,31 @@ def eval_index_url() -> str:
 
 
 def ensure_indexed(
-    index_url: str, databases: dict[str, str], say: Callable[[str], None] | None = None
+    index_url: str,
+    databases: dict[str, str],
+    say: Callable[[str], None] | None = None,
+    describe: Describe | None = None,
 ) -> None:
-    """Index each `name → url` not yet indexed from that URL (an existing one is kept)."""
-    from schemawise.api import index, sources
+    """Index each `name → url` not yet indexed from that URL, or indexed with model-written
+    table descriptions when `describe` is not given (or without them when it is): runs with
+    and without them share the evaluation's index. An existing one is otherwise kept."""
+    from schemawise.api import sources
+    from schemawise.index.sources import index_source
 
     say = say or (lambda _: None)
-    have = {s["source"]: s["url"] for s in sources(index_url=index_url)}
-    missing = [(n, u) for n, u in sorted(databases.items()) if have.get(n) != u]
+    have = {s["source"]: s for s in sources(index_url=index_url)}
+    described = describe is not None
+
+    def current(name: str, url: str) -> bool:
+        entry = have.get(name)
+        if entry is None or entry["url"] != url:
+            return False
+        return bool((entry.get("options") or {}).get("describe")) == described
+
+    missing = [(n, u) for n, u in sorted(databases.items()) if not current(n, u)]
     for number, (name, url) in enumerate(missing, start=1):
         say(f"indexing {name} ({number}/{len(missing)})")
-        index(url, name, index_url=index_url)
+        index_source(index_url, url, name, describe=describe, progress=say)
 
 
 def benchmark_databases(
