@@ -243,3 +243,23 @@ def test_linking_bench_asks_reworded_questions(
              "--reworded", str(reworded)],
         )  # fmt: skip
         assert refused.exit_code == 2 and said in " ".join(refused.output.split())
+
+
+def test_context_says_which_databases_an_unanswered_question_came_nearest_to(
+    bench_dir: Path, schemawise_home: Path
+) -> None:
+    from schemawise.api import index
+
+    index(f"sqlite:///{bench_dir / 'chinook' / 'chinook.sqlite'}", name="music")
+    singers = bench_dir / "spider" / "database" / "concert_singer" / "concert_singer.sqlite"
+    index(f"sqlite:///{singers}", name="singers")
+    question = "recipe for a chocolate cake without eggs"
+    result = runner.invoke(app, ["context", question, "--source", "music", "--source", "singers"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "nothing found" in said and "nearest: " in said
+    assert "music" in said and "singers" in said and "--no-relevance-floor" in said
+    # Named as the source, with the floor off, the nearest one answers anyway.
+    forced = runner.invoke(app, ["context", question, "--source", "music",
+                                 "--no-relevance-floor", "--json"])  # fmt: skip
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["tables"]
