@@ -1171,7 +1171,7 @@ def bench_linking(
         typer.Option(
             "--describe",
             help="The configured model describes each table first, as index --describe does "
-            "(replies kept: a second run asks nothing).",
+            "(replies kept: a second run asks it nothing new).",
         ),
     ] = False,
     as_json: JsonOpt = False,
