@@ -129,3 +129,12 @@ def test_sample_per_database() -> None:
     by_db = {d: [i for i in chosen if i.database == d] for d in ("db0", "db1", "db2")}
     assert all(len(v) == 4 for v in by_db.values())
     assert chosen == sample_per_database(items, 4, seed=1)
+
+
+def test_the_chinook_golden_set_is_the_warehouse_sets_chinook_questions() -> None:
+    from schemawise.bench.warehouses import QUESTIONS
+
+    golden = load_golden(QUESTIONS.with_name("chinook_golden.yaml"))
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    chinook = [(r["question"], r["query"]) for r in rows if r["db_id"] == "chinook"]
+    assert [(item.question, item.gold[0]) for item in golden] == chinook and len(chinook) == 16
