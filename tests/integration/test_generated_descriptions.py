@@ -65,6 +65,8 @@ def test_the_words_a_model_gives_a_table_bring_it_into_the_pack(
     pack = api.context("tracks never purchased", sources=["chinook_described"],
                        index_url=embedded_url)  # fmt: skip
     assert {"Track", "InvoiceLine"} <= {t.name for t in pack.tables}
+    reasons = next(t.reasons for t in pack.tables if t.name == "InvoiceLine")
+    assert "its other names match: purchased" in reasons, reasons  # the pack says why
     kept = json.loads(descriptions_cache("chinook_described").read_text())
     assert len(kept) == 11 and any("purchase" in v for v in kept.values())
     # Again without a model (sync): the kept replies are reused, nothing is asked.

@@ -121,15 +121,7 @@ def table_terms(
     one), and of the values its columns hold (a question about cats needs the table whose
     `pet_type` says `cat`)."""
     keys = graph.cached("key_columns", _key_columns)
-    words = set(name_words(table))
-    table_meta = meta.table_meta(table) if meta is not None else None
-    if table_meta is not None and table_meta.synonyms:
-        # Not a word another table is named with: "customer purchase" makes InvoiceLine a
-        # purchase, not the customer table's rival for "customer".
-        others = graph.cached("name_words_by_table", _name_words_by_table)
-        taken = set().union(*(w for t, w in others.items() if t != table))
-        for synonym in table_meta.synonyms:
-            words |= {w for w in question_words(synonym) if stem(w) not in taken}
+    words = set(name_words(table)) | synonym_words(graph, meta, table)
     for column in matched:
         if (table, column) not in keys:
             words |= identifier_words(column)
@@ -142,6 +134,30 @@ def table_terms(
                     words |= question_words(value) & asked
     stems = {stem(w) for w in words}
     return {w for w in asked if stem(w) in stems}
+
+
+def synonym_words(graph: SchemaGraph, meta: Metadata | None, table: str) -> set[str]:
+    """The words of the other names a table's metadata gives it, less any word another table
+    is named with: "customer purchase" makes InvoiceLine a purchase, not the customer
+    table's rival for "customer"."""
+    table_meta = meta.table_meta(table) if meta is not None else None
+    if table_meta is None or not table_meta.synonyms:
+        return set()
+    others = graph.cached("name_words_by_table", _name_words_by_table)
+    taken = set().union(*(w for t, w in others.items() if t != table))
+    return {
+        w for synonym in table_meta.synonyms for w in question_words(synonym)
+        if stem(w) not in taken
+    }  # fmt: skip
+
+
+def asked_by_other_name(
+    graph: SchemaGraph, meta: Metadata | None, table: str, asked: set[str]
+) -> list[str]:
+    """The question words only the table's other names account for (the pack's reason)."""
+    own = {stem(w) for w in name_words(table)}
+    stems = {stem(w) for w in synonym_words(graph, meta, table)} - own
+    return sorted(w for w in asked if stem(w) in stems)
 
 
 def _name_words_by_table(graph: SchemaGraph) -> dict[str, set[str]]:

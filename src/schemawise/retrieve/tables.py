@@ -19,7 +19,7 @@ from schemawise.rank.structural import (
     choose,
 )
 from schemawise.retrieve.dates import date_dimensions
-from schemawise.retrieve.evidence import TableEvidence, table_terms
+from schemawise.retrieve.evidence import TableEvidence, asked_by_other_name, table_terms
 from schemawise.retrieve.pack import TableChoice
 from schemawise.retrieve.settings import ContextSettings
 
@@ -55,6 +55,9 @@ def choose_tables(
         if key[0] == source
         for table, matched in [(key[1], evidence.columns.get(key, []))]
     ]
+    for candidate in candidates:
+        if also := asked_by_other_name(graph, meta, candidate.table, asked):
+            candidate.reasons.append(f"its other names match: {', '.join(also)}")
     apply_metadata(candidates, meta)
     apply_schema_mentions(candidates, asked)
     ranking = RankSettings(
