@@ -647,7 +647,7 @@ def context(
         return
     if not pack.tables:
         out.print(plain(f"nothing found: {pack.empty_reason or 'no table matched'}"))
-        if pack.alternatives:
+        if pack.alternatives and pack.source is None:
             nearest = ", ".join(f"{a.source} ({a.score:.2f})" for a in pack.alternatives)
             out.print(plain(f"nearest: {nearest}; --source S --no-relevance-floor asks one"))
         return
@@ -1676,16 +1676,15 @@ def _eval_predictor(dataset: str, data: str | None, golden: Path | None, union: 
         for item in load_golden(golden):
             target = resolve(item)
             databases[target.name] = target.url
-    if kept_only and describe:
-        raise SchemawiseError("--kept-only calls no model; --describe needs one.",
-                              "Leave one of them out.")  # fmt: skip
-    from schemawise.enrich.generated import with_model
+    from schemawise.enrich.generated import INSTRUCTIONS_KEY, with_model
 
-    ensure_indexed(index_url, databases, say, describe=with_model(model) if describe else None)
+    if not kept_only:  # kept answers are scored without reading the index
+        ensure_indexed(index_url, databases, say, describe=with_model(model) if describe else None)
     # Limit and seed only choose questions; each cached line is keyed by its question, so
-    # samples of other sizes reuse the answers they share.
+    # samples of other sizes reuse the answers they share. Described runs keep their own,
+    # per instructions the descriptions were written under.
     config = json.dumps([model.name, dataset, str(data), str(golden), union, prompt, fix]
-                        + (["described"] if describe else []))  # fmt: skip
+                        + ([f"described:{INSTRUCTIONS_KEY}"] if describe else []))  # fmt: skip
     folder = home_dir() / "eval"
     folder.mkdir(exist_ok=True)
     cache = folder / f"predictions-{hashlib.sha256(config.encode()).hexdigest()[:12]}.jsonl"

@@ -94,8 +94,11 @@ def test_eval_can_index_with_the_models_table_descriptions(
         assert len(described) == 2  # teams and players, one call each
         options = {s["source"]: s["options"] for s in sources(index_url=eval_index_url())}
         assert any(o.get("describe") for o in options.values()), options
-        # Without --describe the same source is indexed again, plainly.
+        # Without --describe the same source is indexed again, plainly, and the question is
+        # asked again: a described run's answers are kept apart.
+        writes = sum("You write one" in str(r) for r in script.requests)
         plain = CliRunner().invoke(app, args)
+        assert sum("You write one" in str(r) for r in script.requests) > writes
         assert plain.exit_code == 0, plain.output
         options = {s["source"]: s["options"] for s in sources(index_url=eval_index_url())}
         assert not any(o.get("describe") for o in options.values()), options

@@ -15,8 +15,10 @@ from schemawise.enrich.generated import (
     read_reply,
     structure_key,
     table_prompt,
+    with_model,
 )
 from schemawise.enrich.metadata import Metadata
+from schemawise.errors import ModelUnreachableError
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
 
 LINE = Table(name="InvoiceLine", columns=[Column(name="InvoiceLineId", type="INTEGER"),
@@ -101,3 +103,25 @@ def test_without_a_model_a_reply_kept_under_earlier_instructions_is_still_used(
                             say=said.append)  # fmt: skip
     assert again["InvoiceLine"].synonyms == ["order line"]
     assert any("InvoiceLine (asked again: new instructions)" in s for s in said), said
+
+
+def test_without_a_model_the_latest_earlier_reply_is_used(tmp_path: Path) -> None:
+    cache = tmp_path / "descriptions.json"
+    first = '{"description": "first", "synonyms": ["one"]}'
+    latest = '{"description": "latest", "synonyms": ["two"]}'
+    key = structure_key(LINE)
+    cache.write_text(json.dumps({key: first, f"{key}:newer": latest}))
+    found = describe_tables(GRAPH, Metadata(), {}, cached_only, cache=cache)
+    assert found["InvoiceLine"].synonyms == ["two"]
+
+
+def test_a_model_that_cannot_be_reached_stops_the_describing() -> None:
+    class Unreachable:
+        def fresh(self) -> Unreachable:
+            return self
+
+        def run(self, *_: object) -> str:
+            raise ModelUnreachableError("down", "start it")
+
+    with pytest.raises(ModelUnreachableError):
+        describe_tables(GRAPH, Metadata(), {}, with_model(Unreachable()))

@@ -431,7 +431,8 @@ def nearest_note(pack: ContextPack) -> str:
         return ""
     nearest = ", ".join(a.source for a in pack.alternatives)
     return (f" Nearest: {nearest}; none is close enough. To ask one anyway, name it as the "
-            "source with the relevance floor off (--source S --no-relevance-floor).")  # fmt: skip
+            "source with the relevance floor off (on the command line: --source S "
+            "--no-relevance-floor).")  # fmt: skip
 
 
 def source_assumption(reply: Reply) -> list[str]:

@@ -231,7 +231,9 @@ def described(name: str, database: BenchDatabase, describe: Describe,
     # Beside what the dataset already says about a table (Spider 2.0's notes), not instead.
     for table, text in about_tables(database.graph, database.meta).items():
         before = database.about.get(table)
-        database.about[table] = f"{before} {text}" if before and text not in before else text
+        if before and text in before:
+            continue
+        database.about[table] = f"{before} {text}" if before else text
 
 
 def off_topic_questions() -> list[str]:

@@ -90,12 +90,16 @@ Describe = Callable[[str], str | None]
 
 def with_model(llm: Any) -> Describe:
     """A Describe that asks the configured model (agent/llm.py), each table with a fresh
-    budget; a failed call leaves that table undescribed."""
-    from schemawise.errors import ModelCallError
+    budget; a call that fails leaves that table as it was (its earlier reply, if any), but a
+    model that cannot be reached stops the run: an index "described" by nobody would pass
+    for a described one."""
+    from schemawise.errors import ModelCallError, ModelUnreachableError
 
     def describe(prompt: str) -> str | None:
         try:
             return str(llm.fresh().run("describe", INSTRUCTIONS, prompt))
+        except ModelUnreachableError:
+            raise
         except ModelCallError:
             return None
 
@@ -151,7 +155,10 @@ def describe_tables(
 def _earlier_reply(kept: dict[str, Any], structure: str) -> str | None:
     """The key of a reply kept for this table structure under other instructions (or from
     before replies were kept by instructions: the structure alone), if any."""
-    return next((k for k in kept if k == structure or k.startswith(f"{structure}:")), None)
+    # The latest such reply: kept replies are in the order they were written.
+    return next(
+        (k for k in reversed(kept) if k == structure or k.startswith(f"{structure}:")), None
+    )
 
 
 def _described(meta: Metadata, table: str) -> bool:

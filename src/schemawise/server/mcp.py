@@ -103,7 +103,8 @@ class SchemawiseTools:
         found: dict[str, Any] = {"source": pack.source, "tables": tables}
         if pack.empty_reason:  # nothing found is an answer: say why (the relevance floor)
             found["empty_reason"] = pack.empty_reason
-            # No database chosen: the ones it came nearest to, to offer or ask with `source`.
+            # No database chosen: the ones it came nearest to, for the client to show (the
+            # floor applies to a named source too).
             found["nearest"] = [a.source for a in pack.alternatives]
         return found
 
@@ -198,7 +199,8 @@ class SchemawiseTools:
 TOOL_DESCRIPTIONS = {
     "list_sources": "The indexed databases (sources) with their sizes and versions.",
     "find_tables": "Which tables answer a question, with the reasons they were chosen; when "
-    "nothing is about it, why (empty_reason) and the sources it came nearest to (nearest).",
+    "nothing is about it, why (empty_reason) and, for information, the sources it came "
+    "nearest to (nearest).",
     "get_context": "The context pack for a question: tables, join paths (grain, fan-out "
     "warnings), pruned columns, definitions, value meanings and prompt-ready text.",
     "get_join_path": "How a set of tables joins: edges with cardinality, grain, warnings.",
