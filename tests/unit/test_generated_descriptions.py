@@ -125,3 +125,18 @@ def test_a_model_that_cannot_be_reached_stops_the_describing() -> None:
 
     with pytest.raises(ModelUnreachableError):
         describe_tables(GRAPH, Metadata(), {}, with_model(Unreachable()))
+
+
+def test_sync_goes_on_with_the_kept_replies_when_the_model_cannot_be_reached(
+    tmp_path: Path,
+) -> None:
+    from schemawise.index.sources import _or_kept
+
+    def unreachable(prompt: str) -> str:
+        raise ModelUnreachableError("down", "start it")
+
+    cache = tmp_path / "descriptions.json"
+    reply = '{"description": "a line of a purchase", "synonyms": ["sale"]}'
+    cache.write_text(json.dumps({f"{structure_key(LINE)}:older": reply}))
+    found = describe_tables(GRAPH, Metadata(), {}, _or_kept(unreachable), cache=cache)
+    assert found["InvoiceLine"].synonyms == ["sale"] and "Invoice" not in found

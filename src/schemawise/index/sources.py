@@ -300,5 +300,19 @@ def stored_options(entry: dict[str, Any]) -> dict[str, Any]:
         from schemawise.enrich.generated import cached_only, with_model
 
         llm = optional_llm()
-        out["describe"] = with_model(llm) if llm is not None else cached_only
+        out["describe"] = _or_kept(with_model(llm)) if llm is not None else cached_only
     return out
+
+
+def _or_kept(describe: Describe) -> Describe:
+    """For `sync`: a model that cannot be reached does not stop re-indexing a changed schema;
+    the kept descriptions serve, and tables without one are asked about next time."""
+    from schemawise.errors import ModelUnreachableError
+
+    def asked(prompt: str) -> str | None:
+        try:
+            return describe(prompt)
+        except ModelUnreachableError:
+            return None
+
+    return asked
