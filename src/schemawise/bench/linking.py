@@ -270,7 +270,7 @@ def run(
     `half`: only the even- or odd-numbered questions (after `limit`); `items`: a JSONL file
     of every question's outcome and relevance measures, off-topic questions included;
     `describe`: a model describes each table first, as `index --describe` does (the replies
-    are kept per database and table, so a second run asks nothing)."""
+    are kept per database, table and instructions: a second run asks the model nothing new)."""
     with scratch_database(f"linking_{dataset}") as url:
         return _run(
             url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,

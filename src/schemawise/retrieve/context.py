@@ -110,7 +110,7 @@ def build_context(
         relevance.nearest = unfound_readings(conn, question, read, graphs[read.source], embedder)
     if (reason := below_floor(relevance, floor)) is not None:
         # No database is chosen, but the caller still learns which ones came nearest (a UI
-        # can offer them; `--source` asks one of them anyway).
+        # can offer them; naming one as the source with the floor off asks it anyway).
         nearest = [SourceScore(source=s, score=v) for s, v in read.ranking[:ALTERNATIVES]]
         several = len(sources) > 1 if sources else len(graphs) > 1
         return ContextPack(question=question, relevance=relevance, empty_reason=reason,
