@@ -81,13 +81,16 @@ def context(
     lexicon: bool = False,
     settings: ContextSettings | None = None,
     index_url: str | None = None,
+    follows: str = "",
 ) -> ContextPack:
     """The context pack for a question over the indexed sources (or only `sources`): the
     database, tables with reasons, join paths, pruned columns, definitions and the text.
     `budget` (tokens) overrides the one in `settings`; `relevance_floor` False turns off the
     calibrated floor (on by default: an empty pack, with the reason, for a question nothing in
     the index is about; None keeps what `settings` say); `lexicon` reads a
-    question word the index never saw as the nearest schema word (retrieve/lexicon.py)."""
+    question word the index never saw as the nearest schema word (retrieve/lexicon.py);
+    `follows`, the earlier question a follow-up builds on, is read with it (and the floor
+    then empties the pack only when the follow-up's own words are foreign to the database)."""
     settings = settings or ContextSettings()
     if lexicon:
         settings = replace(settings, lexicon=True)
@@ -101,7 +104,7 @@ def context(
         graphs = load_graphs(conn, sources)
         return build_context(
             conn, question, graphs, get_embedder(), evidence=evidence, sources=sources,
-            settings=settings, metadata=load_metadata(conn, list(graphs)),
+            settings=settings, metadata=load_metadata(conn, list(graphs)), follows=follows,
         )  # fmt: skip
 
 

@@ -348,6 +348,41 @@ def test_a_follow_up_turn_builds_on_the_previous_sql(
     assert turns[1].columns == ["month", "n"]
 
 
+def test_a_follow_up_asks_the_database_of_the_turn_it_follows(
+    embedded_url: str, demo_source: str, bench_dir: Path, tmp_path: Path
+) -> None:
+    from schemawise import api
+
+    chinook = bench_dir / "chinook" / "chinook.sqlite"
+    api.index(f"sqlite:///{chinook}", "chinook_nearest", index_url=embedded_url)
+    both = AskOptions(sources=[SOURCE, "chinook_nearest"], run=False)
+    first_sql = "SELECT count(*) AS n FROM shop.orders WHERE status = 'S'"
+    by_month = ("SELECT date_trunc('month', ordered_at) AS month, count(*) AS n "
+                "FROM shop.orders WHERE status = 'S' GROUP BY 1")  # fmt: skip
+    per_genre = "SELECT GenreId, count(*) AS n FROM Track GROUP BY GenreId"
+    script = Script(write=[sql_reply(first_sql), sql_reply(by_month), sql_reply(per_genre)])
+    helper = assistant(embedded_url, script, tmp_path)
+    assert helper.conversations is not None
+    conversation = helper.conversations.start()
+    one = helper.ask("how many shipped orders?", conversation=conversation, options=both)
+    assert one.source == SOURCE and one.status == "checked", one.attempts
+    # Read with the question it follows, on its database: two words alone choose nothing.
+    two = helper.ask("now split it by month", conversation=conversation, options=both)
+    assert two.source == SOURCE and "shop.orders" in two.context["tables"], two.context
+    assert two.sql == by_month and first_sql in script.prompts["write"][1]
+    # None of its words is known to the shop: a new subject, asked of every database, with
+    # no earlier turn in its prompt.
+    three = helper.ask("tracks per genre", conversation=conversation, options=both)
+    assert three.source == "chinook_nearest" and "Genre" in three.context["tables"]
+    assert by_month not in script.prompts["write"][2]
+    # Gibberish is a new subject too, and the floor empties it like any first question.
+    four = helper.ask("zzqx blorf", conversation=conversation, options=both)
+    assert four.sql is None and four.answer.startswith("Nothing in the indexed databases")
+    assert script.calls("write") == 3
+    turns = helper.conversations.turns(conversation)
+    assert [t.source for t in turns] == [SOURCE, SOURCE, "chinook_nearest", None]
+
+
 def test_without_a_model_ask_gives_the_pack_and_a_ready_prompt(
     embedded_url: str, demo_source: str, tmp_path: Path
 ) -> None:

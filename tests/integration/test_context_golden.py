@@ -10,11 +10,14 @@ import pytest
 import yaml
 
 from schemawise import api
+from schemawise.retrieve.pack import ContextPack
 from schemawise.retrieve.relevance import RelevanceFloor, below_floor
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "context"
 CHINOOK = yaml.safe_load((FIXTURES / "chinook.yaml").read_text())
 OFF_TOPIC = yaml.safe_load((FIXTURES / "off_topic.yaml").read_text())
+FOLLOW_UPS = yaml.safe_load((FIXTURES / "follow_ups.yaml").read_text())
+FOLLOW_UPS_SPIDER = yaml.safe_load((FIXTURES / "follow_ups_spider.yaml").read_text())
 
 # Misses measured when the fixtures were written (2026-12-05), kept as strict expected
 # failures: a fix makes them pass, and then the test fails until its line here is removed, so
@@ -156,3 +159,71 @@ def test_an_emptied_pack_names_the_databases_it_came_nearest_to(
     alone = api.context("recipe for a chocolate cake without eggs", sources=[chinook_source],
                         index_url=embedded_url)  # fmt: skip
     assert not alone.tables and alone.alternatives == []
+
+
+# Follow-ups that have left the database yet keep a pack: a word of theirs is in the data
+# (Chinook's track and album titles hold much of English; car_1's countries hold Australia).
+FOLLOW_UP_MISSES = {
+    "who won the football world cup in 1998?": "a word is in the titles of the data",
+    "how do I bake sourdough bread?": "a word is in the titles of the data",
+    "translate good morning into German": "a word is in the titles of the data",
+    "how tall is mount everest?": "a word is in the titles of the data",
+    "what is the capital of Australia?": "Australia is one of car_1's countries",
+}
+
+
+def _follow_up(case: dict[str, object]) -> object:
+    reason = FOLLOW_UP_MISSES.get(str(case["question"]))
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(case, marks=marks, id=f"{case['follows']} → {case['question']}")
+
+
+def _check_follow_up(pack: ContextPack, case: dict[str, object]) -> None:
+    names = {t.name for t in pack.tables}
+    assert pack.follows == case["follows"]
+    if case.get("empty"):
+        assert not names and pack.empty_reason, names
+        assert pack.empty_reason.startswith("this follow-up has left the database")
+    else:
+        missing = set(case["tables"]) - names  # type: ignore[call-overload]
+        assert not missing, f"missing {missing}; the pack holds {sorted(names)}"
+
+
+@pytest.mark.parametrize("case", [_follow_up(c) for c in FOLLOW_UPS])
+def test_a_follow_up_is_read_with_the_question_it_follows(
+    case: dict[str, object], chinook_source: str, embedded_url: str
+) -> None:
+    pack = api.context(str(case["question"]), sources=[chinook_source], index_url=embedded_url,
+                       follows=str(case["follows"]))  # fmt: skip
+    _check_follow_up(pack, case)
+
+
+@pytest.fixture(scope="module")
+def spider_sources(embedded_url: str, bench_dir: Path, singers_source: str) -> dict[str, str]:
+    sources = {"concert_singer": singers_source}
+    for name in ("car_1", "employee_hire_evaluation"):
+        database = bench_dir / "spider" / "database" / name / f"{name}.sqlite"
+        api.index(f"sqlite:///{database}", f"follow_{name}", index_url=embedded_url)
+        sources[name] = f"follow_{name}"
+    return sources
+
+
+@pytest.mark.parametrize("case", [_follow_up(c) for c in FOLLOW_UPS_SPIDER])
+def test_follow_ups_held_out_on_spider_databases(
+    case: dict[str, object], spider_sources: dict[str, str], embedded_url: str
+) -> None:
+    source = spider_sources[str(case["database"])]
+    pack = api.context(str(case["question"]), sources=[source], index_url=embedded_url,
+                       follows=str(case["follows"]))  # fmt: skip
+    _check_follow_up(pack, case)
+
+
+def test_a_follow_up_alone_misses_what_the_conversation_is_about(
+    chinook_source: str, embedded_url: str
+) -> None:
+    # Why it is read with the question it follows: on its own "group by month" is emptied.
+    alone = api.context("group by month", sources=[chinook_source], index_url=embedded_url)
+    assert "Invoice" not in {t.name for t in alone.tables}
+    read = api.context("group by month", sources=[chinook_source], index_url=embedded_url,
+                       follows="invoices in 2013")  # fmt: skip
+    assert "Invoice" in {t.name for t in read.tables} and read.question == "group by month"

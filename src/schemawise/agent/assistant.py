@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from schemawise.agent import failures
 from schemawise.agent.conversation import ConversationStore, history
 from schemawise.agent.llm import HOW_TO_CONFIGURE, LLM
+from schemawise.agent.prompts import PriorTurn
 from schemawise.agent.researcher import SchemaLookup
 from schemawise.agent.router import Intent, route
 from schemawise.agent.writer import Database, Written, write_checked
@@ -27,6 +28,7 @@ from schemawise.errors import SchemawiseError
 from schemawise.graph.model import SchemaGraph
 from schemawise.retrieve.context import ContextPack, ContextSettings
 from schemawise.retrieve.pack import SourceScore
+from schemawise.retrieve.relevance import LEFT_THE_DATABASE
 from schemawise.retrieve.source_choice import close_calls
 
 Status = Literal["answered", "failed", "no_model", "tables", "explained", "checked"]
@@ -103,6 +105,15 @@ class AskOptions:
     relevance_floor: bool = True
 
 
+def follow_up_options(options: AskOptions, follows: PriorTurn) -> AskOptions:
+    """A follow-up asks the database the turn it follows was answered from: its SQL is about
+    that database's tables, and the follow-up's own few words would otherwise choose one
+    afresh. (To ask another database, `/source` or `/new` starts a new conversation.)"""
+    if follows.source is None or (options.sources and follows.source not in options.sources):
+        return options
+    return replace(options, sources=[follows.source])
+
+
 @dataclass
 class Retrieved:
     pack: ContextPack
@@ -154,7 +165,9 @@ class Assistant:
             relevance_floor=floor,
         )  # fmt: skip
 
-    def retrieve(self, question: str, options: AskOptions, llm: LLM | None = None) -> Retrieved:
+    def retrieve(self, question: str, options: AskOptions, llm: LLM | None = None,
+                 follows: str = "") -> Retrieved:  # fmt: skip
+        """The pack for the question (`follows`: the earlier question of a follow-up)."""
         import psycopg
 
         from schemawise.index.embed import get_embedder
@@ -174,7 +187,7 @@ class Assistant:
             metadata = load_metadata(conn, list(graphs))
             pack = build_context(
                 conn, question, graphs, get_embedder(), evidence=options.evidence,
-                sources=options.sources, settings=settings, metadata=metadata,
+                sources=options.sources, settings=settings, metadata=metadata, follows=follows,
             )  # fmt: skip
             urls = {s["source"]: s["url"] for s in list_sources(conn)}
         source = pack.source or next(iter(graphs))
@@ -227,18 +240,28 @@ class Assistant:
         reply.turn = self.conversations.add_turn(
             conversation, reply.question, reply.intent, reply.status, reply.sql,
             reply.result.columns if reply.result else None,
-            reply.result.row_count if reply.result else None,
+            reply.result.row_count if reply.result else None, reply.source,
         )  # fmt: skip
 
     def _write_query(self, question: str, options: AskOptions, llm: LLM | None,
                      conversation: str | None) -> Reply:  # fmt: skip
         turns = history(self.conversations, conversation)
-        if turns or options.prompt != "context":
-            # A follow-up ("now split it by month") is about what the conversation already
-            # asked: its own words need not name anything for the database to answer it. The
-            # whole-schema prompt reads no pack, so an emptied one would leave it no database.
+        if options.prompt != "context":
+            # The whole-schema prompt reads no pack, so an emptied one would leave it no database.
             options = replace(options, relevance_floor=False)
-        retrieved = self.retrieve(question, options, llm)
+        retrieved = None
+        if turns:
+            # A follow-up ("now split it by month") is read with the question it follows, on
+            # its database: its own words need not name what it is about (retrieve/context.py,
+            # `follows`).
+            retrieved = self.retrieve(question, follow_up_options(options, turns[-1]), llm,
+                                      turns[-1].question)  # fmt: skip
+            if (retrieved.pack.empty_reason or "").startswith(LEFT_THE_DATABASE):
+                # None of its words is known there: a new subject, asked on its own (of every
+                # database searched, and under the floor like any first question).
+                retrieved, turns = None, []
+        if retrieved is None:
+            retrieved = self.retrieve(question, options, llm)
         pack, graph = retrieved.pack, retrieved.graph
         context = {"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                    "text": pack.text, "join_paths": pack.join_paths,

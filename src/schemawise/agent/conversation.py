@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS turns (
     columns TEXT,        -- JSON list: the result's shape, not its rows
     row_count INTEGER,
     feedback TEXT,
+    source TEXT,         -- the database the turn was answered from
     PRIMARY KEY (conversation_id, number)
 );
 """
@@ -50,9 +51,11 @@ class Turn:
     columns: list[str]
     row_count: int | None
     feedback: str | None
+    source: str | None = None
 
     def prior(self) -> PriorTurn:
-        return PriorTurn(self.question, self.sql, tuple(self.columns), self.row_count)
+        return PriorTurn(self.question, self.sql, tuple(self.columns), self.row_count,
+                         self.source)  # fmt: skip
 
 
 class ConversationStore:
@@ -60,6 +63,10 @@ class ConversationStore:
         self.path = path or default_path()
         with self._connect() as conn:
             conn.executescript(SCHEMA)
+            # A store written before turns kept their database: add the column, keep the turns.
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(turns)")}
+            if "source" not in columns:
+                conn.execute("ALTER TABLE turns ADD COLUMN source TEXT")
 
     def _connect(self) -> sqlite3.Connection:
         # One short transaction per call: nothing half-written survives a crash.
@@ -86,6 +93,7 @@ class ConversationStore:
         sql: str | None = None,
         columns: list[str] | None = None,
         row_count: int | None = None,
+        source: str | None = None,
     ) -> int:
         with self._connect() as conn:
             (number,) = conn.execute(
@@ -93,20 +101,21 @@ class ConversationStore:
                 (conversation,),
             ).fetchone()
             conn.execute(
-                "INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                "INSERT INTO turns (conversation_id, number, at, question, intent, status, sql, "
+                "columns, row_count, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (conversation, number, time.time(), question, intent, status, sql,
-                 json.dumps(columns or []), row_count),
+                 json.dumps(columns or []), row_count, source),
             )  # fmt: skip
         return int(number)
 
     def turns(self, conversation: str) -> list[Turn]:
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT number, question, intent, status, sql, columns, row_count, feedback "
-                "FROM turns WHERE conversation_id = ? ORDER BY number",
+                "SELECT number, question, intent, status, sql, columns, row_count, feedback, "
+                "source FROM turns WHERE conversation_id = ? ORDER BY number",
                 (conversation,),
             ).fetchall()
-        return [Turn(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "[]"), r[6], r[7])
+        return [Turn(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "[]"), r[6], r[7], r[8])
                 for r in rows]  # fmt: skip
 
     def feedback(self, conversation: str, number: int, text: str) -> None:
@@ -125,4 +134,5 @@ def history(store: ConversationStore | None, conversation: str | None) -> list[P
 def as_dict(turn: Turn) -> dict[str, Any]:
     return {"number": turn.number, "question": turn.question, "intent": turn.intent,
             "status": turn.status, "sql": turn.sql, "columns": turn.columns,
-            "row_count": turn.row_count, "feedback": turn.feedback}  # fmt: skip
+            "row_count": turn.row_count, "feedback": turn.feedback,
+            "source": turn.source}  # fmt: skip

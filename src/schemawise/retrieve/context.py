@@ -6,6 +6,7 @@
     reading.read_index           the index, read once up front (the only I/O), with
       source_choice.vote           the database chosen between its two reads
     relevance.below_floor        nothing close enough: an empty pack that says why
+    relevance.left_the_database  a follow-up whose own words the database does not know
     evidence.table_evidence      each table's score and reasons
     notes.definition_tables      the tables a definition the question asks about names
     tables.choose_tables         structural rerank, then the tree of joins
@@ -45,12 +46,12 @@ from schemawise.retrieve.pack import (
     TableChoice,
 )
 from schemawise.retrieve.reading import IndexRead, Search, read_index
-from schemawise.retrieve.relevance import below_floor, measure
+from schemawise.retrieve.relevance import Relevance, below_floor, left_the_database, measure
 from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
 from schemawise.retrieve.source_choice import vote
 from schemawise.retrieve.tables import choose_tables
-from schemawise.retrieve.words import read_question
+from schemawise.retrieve.words import read_question, without_reshaping
 
 # The names callers import from here (the contract and the settings live in their own modules).
 __all__ = ["ColumnChoice", "ContextPack", "ContextSettings", "TableChoice", "build_context"]
@@ -66,12 +67,18 @@ def build_context(
     sources: list[str] | None = None,
     settings: ContextSettings | None = None,
     metadata: dict[str, Metadata] | None = None,
+    follows: str = "",
 ) -> ContextPack:
+    """`follows`: the earlier question of a conversation that `question` follows up ("now
+    only for Rock" after "tracks per genre"): read together, since the follow-up's own words
+    need not name what it is about."""
     if not f"{question}{evidence}".strip():
         raise SchemawiseError(
             "The question is empty.", 'Ask one, e.g. schemawise context "How many orders shipped?"'
         )
     settings = settings or ContextSettings()
+    follows = follows.strip()
+    asked = f"{follows}\n{question}" if follows else question
     # Retrieval sees one entry per sharded family, as the index does.
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
     readings = Readings()
@@ -80,13 +87,13 @@ def build_context(
         # as schema words: a value ("APG") or a word of a description is already found. The
         # question's words only: evidence is the schema's own terms and formulas (read with
         # it, BIRD given kept 4.07 tables instead of 3.97 for the same recall).
-        candidates = unknown_words(question)
+        candidates = unknown_words(asked)
         seen = set().union(*store.words_found(conn, " ".join(candidates), sources).values())
         lexemes = store.word_lexemes(conn, candidates)
         unseen = [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
         searched = {s: graphs[s] for s in (sources or graphs) if s in graphs}
         readings = schema_readings(unseen, searched, embedder, RETRIEVAL.lexicon_similarity)
-    words = read_question(question, evidence, tuple(sorted(set(readings.words.values()))))
+    words = read_question(asked, evidence, tuple(sorted(set(readings.words.values()))))
     search = Search(
         words.lexical, words.vocabulary, embedder.embed([words.text])[0], sources,
         settings.candidates,
@@ -96,7 +103,8 @@ def build_context(
         lambda hits, found: vote(hits, found, graphs, sources, words, settings, readings.near),
     )  # fmt: skip
     if read is None:  # nothing current matched: an empty pack, not a guess
-        return ContextPack(question=question, empty_reason="no document of the index matched")
+        return ContextPack(question=question, follows=follows,
+                           empty_reason="no document of the index matched")  # fmt: skip
     relevance = measure(
         [h.distance for h in read.hits], read.words, read.words_found, words.named,
         graphs[read.source],
@@ -107,31 +115,41 @@ def build_context(
     if not relevance.named and (floor is None or below_floor(relevance, floor) is not None):
         # Read only when they can decide (or for the record, with no floor): a few words
         # against the schema's lexicon, embedded once per graph.
-        relevance.nearest = unfound_readings(conn, question, read, graphs[read.source], embedder)
+        relevance.nearest = unfound_readings(conn, asked, read, graphs[read.source], embedder)
+    if follows and floor is not None:
+        # The earlier question's words carry the floor above; the follow-up's own must still
+        # be about the database ("zzqx blorf" after a good question is not).
+        own = own_relevance(conn, question, graphs[read.source], read.source, embedder)
+        if (left := left_the_database(own, floor)) is not None:
+            return ContextPack(question=question, follows=follows, relevance=own,
+                               empty_reason=left)  # fmt: skip
     if (reason := below_floor(relevance, floor)) is not None:
         # No database is chosen, but the caller still learns which ones came nearest (a UI
         # can offer them; naming one as the source with the floor off asks it anyway).
         nearest = [SourceScore(source=s, score=v) for s, v in read.ranking[:ALTERNATIVES]]
         several = len(sources) > 1 if sources else len(graphs) > 1
-        return ContextPack(question=question, relevance=relevance, empty_reason=reason,
-                           alternatives=nearest if several else [])  # fmt: skip
+        return ContextPack(
+            question=question, follows=follows, relevance=relevance, empty_reason=reason,
+            alternatives=nearest if several else [],
+        )  # fmt: skip
     source, graph = read.source, graphs[read.source]
     meta = (metadata or {}).get(source)
     found = table_evidence(read.hits, graphs, [source], words.spelled, words.asked, settings)
     # A definition the question asks about brings the tables it names (net revenue: refunds).
     brought = definition_tables(graph, meta, words.asked) if meta is not None else {}
-    chosen = choose_tables(question, found, source, graph, meta, words.asked, settings, brought)
+    chosen = choose_tables(asked, found, source, graph, meta, words.asked, settings, brought)
     names = [t.name for t in chosen.tables]
     matched = {name: found.columns.get((source, name), []) for name in names}
     columns = choose_columns(
-        question, words.text, graph, names, chosen.join_paths, matched, words.asked, meta,
+        asked, words.text, graph, names, chosen.join_paths, matched, words.asked, meta,
         settings,
     )  # fmt: skip
     notes = metadata_notes(names, columns, meta, words.asked) if meta is not None else Notes()
     pack = ContextPack(
-        question=question, source=source, schema_version=graph.version, tables=chosen.tables,
-        columns=columns, join_paths=chosen.join_paths, definitions=notes.definitions,
-        value_mappings=notes.value_mappings, examples=notes.examples, relevance=relevance,
+        question=question, follows=follows, source=source, schema_version=graph.version,
+        tables=chosen.tables, columns=columns, join_paths=chosen.join_paths,
+        definitions=notes.definitions, value_mappings=notes.value_mappings,
+        examples=notes.examples, relevance=relevance,
         alternatives=[SourceScore(source=s, score=v) for s, v in read.ranking[1:ALTERNATIVES + 1]],
     )  # fmt: skip
     pack = with_text(pack, graph)
@@ -140,6 +158,28 @@ def build_context(
     # A hint beside the pack, not part of its text (nor of its tokens).
     pack.definitions.extend(small_schema_note(source, graph))
     return pack
+
+
+def own_relevance(
+    conn: psycopg.Connection[Any],
+    question: str,
+    graph: SchemaGraph,
+    source: str,
+    embedder: Embedder,
+) -> Relevance:
+    """The relevance measures of a follow-up's own words on the chosen database, without
+    those that only reshape the answer ("group by month": words.RESHAPING). Its similarity
+    is not measured: relevance.left_the_database does not read it."""
+    question = without_reshaping(question)
+    own = read_question(question)
+    found = store.words_found(conn, own.vocabulary, [source]).get(source, set())
+    relevance = measure([], store.lexemes(conn, own.vocabulary), found, own.named, graph)
+    if not relevance.named and not relevance.words_found:
+        candidates = unknown_words(question)
+        lexemes = store.word_lexemes(conn, candidates)
+        unfound = [w for w in candidates if lexemes.get(w) and not lexemes[w] & found]
+        relevance.nearest = nearest_schema_words(unfound, graph, embedder)
+    return relevance
 
 
 def unfound_readings(

@@ -48,6 +48,9 @@ ALTERNATIVES = 3
 
 class ContextPack(BaseModel):
     question: str
+    # A follow-up turn's earlier question, read with it (retrieve/context.py); "" for a question
+    # on its own.
+    follows: str = ""
     source: str | None = None
     schema_version: str = ""
     tables: list[TableChoice] = Field(default_factory=list)
