@@ -1,6 +1,7 @@
-"""Follow-up turns read with the question they follow (`api.context(…, follows=…)`), against
-the same turns read on their own: a fixture of conversations in, how many packs hold the
-tables their SQL needs (or are empty, for a follow-up that has left the database) out.
+"""Follow-up turns read with the questions they follow (`api.context(…, follows=…)`), against
+the same turns read on their own as they were before (no floor): a fixture of conversations
+in, how many packs hold the tables their SQL needs out. It indexes into the schemawise home
+(`follow_ups_<database>` sources).
 
 python examples/follow_ups.py tests/fixtures/context/follow_ups.yaml \\
     ../shared/bench/chinook/chinook.sqlite
@@ -22,8 +23,7 @@ from schemawise.retrieve.pack import ContextPack
 
 
 def _right(pack: ContextPack, case: dict[str, Any]) -> bool:
-    names = {t.name for t in pack.tables}
-    return not names if case.get("empty") else set(case["tables"]) <= names
+    return set(case["tables"]) <= {t.name for t in pack.tables}
 
 
 def _source(data: Path, case: dict[str, Any], indexed: set[str]) -> str:
@@ -38,19 +38,18 @@ def _source(data: Path, case: dict[str, Any], indexed: set[str]) -> str:
 def main(fixture: str, data: str) -> None:
     cases = yaml.safe_load(Path(fixture).read_text())
     indexed = {s["source"] for s in api.sources()}
-    tally = {"with": [0, 0], "alone": [0, 0]}  # [on-topic right, off-topic empty]
+    tally = {"with the questions it follows": 0, "on its own": 0}
     for case in cases:
         source = _source(Path(data), case, indexed)
         read = api.context(case["question"], sources=[source], follows=case["follows"])
-        alone = api.context(case["question"], sources=[source])
-        for key, pack in (("with", read), ("alone", alone)):
-            tally[key][bool(case.get("empty"))] += _right(pack, case)
-        mark = "ok " if _right(read, case) else "MISS"
-        print(f"{mark} {case['follows']} → {case['question']}: {[t.name for t in read.tables]}")
-    on = sum(not c.get("empty") for c in cases)
-    for key, (right, empty) in tally.items():
-        print(f"{key}: {right}/{on} follow-ups hold their tables, "
-              f"{empty}/{len(cases) - on} that left the database are empty")  # fmt: skip
+        alone = api.context(case["question"], sources=[source], relevance_floor=False)
+        tally["with the questions it follows"] += _right(read, case)
+        tally["on its own"] += _right(alone, case)
+        mark = "ok  " if _right(read, case) else "MISS"
+        earlier = case["follows"].replace("\n", " / ")
+        print(f"{mark} {earlier} → {case['question']}: {[t.name for t in read.tables]}")
+    for key, right in tally.items():
+        print(f"{key}: {right}/{len(cases)} follow-ups hold the tables their SQL needs")
 
 
 if __name__ == "__main__":

@@ -89,8 +89,8 @@ def context(
     calibrated floor (on by default: an empty pack, with the reason, for a question nothing in
     the index is about; None keeps what `settings` say); `lexicon` reads a
     question word the index never saw as the nearest schema word (retrieve/lexicon.py);
-    `follows`, the earlier question a follow-up builds on, is read with it (and the floor
-    then empties the pack only when the follow-up's own words are foreign to the database)."""
+    `follows`, the earlier questions a follow-up builds on (one per line), are read with it,
+    and then no floor applies (they passed it)."""
     settings = settings or ContextSettings()
     if lexicon:
         settings = replace(settings, lexicon=True)

@@ -348,7 +348,7 @@ def test_a_follow_up_turn_builds_on_the_previous_sql(
     assert turns[1].columns == ["month", "n"]
 
 
-def test_a_follow_up_asks_the_database_of_the_turn_it_follows(
+def test_a_conversation_follows_its_subject_and_moves_on_when_asked_of_another_database(
     embedded_url: str, demo_source: str, bench_dir: Path, tmp_path: Path
 ) -> None:
     from schemawise import api
@@ -359,28 +359,37 @@ def test_a_follow_up_asks_the_database_of_the_turn_it_follows(
     first_sql = "SELECT count(*) AS n FROM shop.orders WHERE status = 'S'"
     by_month = ("SELECT date_trunc('month', ordered_at) AS month, count(*) AS n "
                 "FROM shop.orders WHERE status = 'S' GROUP BY 1")  # fmt: skip
+    top = by_month + " ORDER BY 2 DESC LIMIT 5"
     per_genre = "SELECT GenreId, count(*) AS n FROM Track GROUP BY GenreId"
-    script = Script(write=[sql_reply(first_sql), sql_reply(by_month), sql_reply(per_genre)])
+    script = Script(write=[sql_reply(s) for s in (first_sql, by_month, top, per_genre)])
     helper = assistant(embedded_url, script, tmp_path)
     assert helper.conversations is not None
     conversation = helper.conversations.start()
-    one = helper.ask("how many shipped orders?", conversation=conversation, options=both)
-    assert one.source == SOURCE and one.status == "checked", one.attempts
-    # Read with the question it follows, on its database: two words alone choose nothing.
-    two = helper.ask("now split it by month", conversation=conversation, options=both)
+
+    def ask(question: str) -> Any:
+        return helper.ask(question, conversation=conversation, options=both)
+
+    one = ask("how many shipped orders?")
+    assert one.source == SOURCE and one.status == "checked" and one.follows == "", one.attempts
+    # A follow-up, and a follow-up of it: read with the subject's questions, on its database.
+    two = ask("now split it by month")
     assert two.source == SOURCE and "shop.orders" in two.context["tables"], two.context
-    assert two.sql == by_month and first_sql in script.prompts["write"][1]
-    # None of its words is known to the shop: a new subject, asked of every database, with
-    # no earlier turn in its prompt.
-    three = helper.ask("tracks per genre", conversation=conversation, options=both)
-    assert three.source == "chinook_nearest" and "Genre" in three.context["tables"]
-    assert by_month not in script.prompts["write"][2]
-    # Gibberish is a new subject too, and the floor empties it like any first question.
-    four = helper.ask("zzqx blorf", conversation=conversation, options=both)
-    assert four.sql is None and four.answer.startswith("Nothing in the indexed databases")
-    assert script.calls("write") == 3
+    assert two.follows == "how many shipped orders?" and first_sql in script.prompts["write"][1]
+    three = ask("just the top 5")
+    assert three.source == SOURCE and three.sql == top
+    assert three.follows == "how many shipped orders?\nnow split it by month"
+    # About another database: a new subject, with no earlier turn in its prompt.
+    four = ask("how many tracks are there per genre?")
+    assert four.source == "chinook_nearest" and "Genre" in four.context["tables"]
+    assert four.follows == "" and first_sql not in script.prompts["write"][3]
+    assert any("not as a follow-up" in a for a in four.assumptions), four.assumptions
+    # About nothing at all: still a follow-up of the subject; the model answers from it.
+    script.replies["write"] = [sql_reply(per_genre)]
+    five = ask("zzqx blorf")
+    assert five.source == "chinook_nearest" and five.follows == four.question
+    assert per_genre in script.prompts["write"][4]
     turns = helper.conversations.turns(conversation)
-    assert [t.source for t in turns] == [SOURCE, SOURCE, "chinook_nearest", None]
+    assert [t.source for t in turns] == [SOURCE] * 3 + ["chinook_nearest"] * 2
 
 
 def test_without_a_model_ask_gives_the_pack_and_a_ready_prompt(

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from schemawise import api
+from schemawise.agent.follow_up import moves_on
 from schemawise.retrieve.pack import ContextPack
 from schemawise.retrieve.relevance import RelevanceFloor, below_floor
 
@@ -18,6 +19,7 @@ CHINOOK = yaml.safe_load((FIXTURES / "chinook.yaml").read_text())
 OFF_TOPIC = yaml.safe_load((FIXTURES / "off_topic.yaml").read_text())
 FOLLOW_UPS = yaml.safe_load((FIXTURES / "follow_ups.yaml").read_text())
 FOLLOW_UPS_SPIDER = yaml.safe_load((FIXTURES / "follow_ups_spider.yaml").read_text())
+FOLLOW_UPS_MOVING = yaml.safe_load((FIXTURES / "follow_ups_moving.yaml").read_text())
 
 # Misses measured when the fixtures were written (2026-12-05), kept as strict expected
 # failures: a fix makes them pass, and then the test fails until its line here is removed, so
@@ -161,36 +163,19 @@ def test_an_emptied_pack_names_the_databases_it_came_nearest_to(
     assert not alone.tables and alone.alternatives == []
 
 
-# Follow-ups that have left the database yet keep a pack: a word of theirs is in the data
-# (Chinook's track and album titles hold much of English; car_1's countries hold Australia).
-FOLLOW_UP_MISSES = {
-    "who won the football world cup in 1998?": "a word is in the titles of the data",
-    "how do I bake sourdough bread?": "a word is in the titles of the data",
-    "translate good morning into German": "a word is in the titles of the data",
-    "how tall is mount everest?": "a word is in the titles of the data",
-    "what is the capital of Australia?": "Australia is one of car_1's countries",
-}
-
-
-def _follow_up(case: dict[str, object]) -> object:
-    reason = FOLLOW_UP_MISSES.get(str(case["question"]))
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(case, marks=marks, id=f"{case['follows']} → {case['question']}")
-
-
 def _check_follow_up(pack: ContextPack, case: dict[str, object]) -> None:
     names = {t.name for t in pack.tables}
     assert pack.follows == case["follows"]
-    if case.get("empty"):
-        assert not names and pack.empty_reason, names
-        assert pack.empty_reason.startswith("this follow-up has left the database")
-    else:
-        missing = set(case["tables"]) - names  # type: ignore[call-overload]
-        assert not missing, f"missing {missing}; the pack holds {sorted(names)}"
+    missing = set(case["tables"]) - names  # type: ignore[call-overload]
+    assert not missing, f"missing {missing}; the pack holds {sorted(names)}"
 
 
-@pytest.mark.parametrize("case", [_follow_up(c) for c in FOLLOW_UPS])
-def test_a_follow_up_is_read_with_the_question_it_follows(
+def _follow_up_id(case: dict[str, object]) -> str:
+    return f"{str(case['follows']).splitlines()[-1]} → {case['question']}"
+
+
+@pytest.mark.parametrize("case", FOLLOW_UPS, ids=_follow_up_id)
+def test_a_follow_up_is_read_with_the_questions_it_follows(
     case: dict[str, object], chinook_source: str, embedded_url: str
 ) -> None:
     pack = api.context(str(case["question"]), sources=[chinook_source], index_url=embedded_url,
@@ -199,8 +184,10 @@ def test_a_follow_up_is_read_with_the_question_it_follows(
 
 
 @pytest.fixture(scope="module")
-def spider_sources(embedded_url: str, bench_dir: Path, singers_source: str) -> dict[str, str]:
-    sources = {"concert_singer": singers_source}
+def spider_sources(
+    embedded_url: str, bench_dir: Path, singers_source: str, chinook_source: str
+) -> dict[str, str]:
+    sources = {"concert_singer": singers_source, "chinook": chinook_source}
     for name in ("car_1", "employee_hire_evaluation"):
         database = bench_dir / "spider" / "database" / name / f"{name}.sqlite"
         api.index(f"sqlite:///{database}", f"follow_{name}", index_url=embedded_url)
@@ -208,7 +195,7 @@ def spider_sources(embedded_url: str, bench_dir: Path, singers_source: str) -> d
     return sources
 
 
-@pytest.mark.parametrize("case", [_follow_up(c) for c in FOLLOW_UPS_SPIDER])
+@pytest.mark.parametrize("case", FOLLOW_UPS_SPIDER, ids=_follow_up_id)
 def test_follow_ups_held_out_on_spider_databases(
     case: dict[str, object], spider_sources: dict[str, str], embedded_url: str
 ) -> None:
@@ -218,12 +205,42 @@ def test_follow_ups_held_out_on_spider_databases(
     _check_follow_up(pack, case)
 
 
-def test_a_follow_up_alone_misses_what_the_conversation_is_about(
+def test_a_follow_up_is_not_floored_and_alone_misses_its_subject(
     chinook_source: str, embedded_url: str
 ) -> None:
-    # Why it is read with the question it follows: on its own "group by month" is emptied.
+    # On its own "group by month" names nothing of the subject (the floor empties it);
+    # read with the question it follows it holds the invoices.
     alone = api.context("group by month", sources=[chinook_source], index_url=embedded_url)
     assert "Invoice" not in {t.name for t in alone.tables}
     read = api.context("group by month", sources=[chinook_source], index_url=embedded_url,
                        follows="invoices in 2013")  # fmt: skip
     assert "Invoice" in {t.name for t in read.tables} and read.question == "group by month"
+    gibberish = api.context("zzqx blorf", sources=[chinook_source], index_url=embedded_url,
+                            follows="invoices in 2013")  # fmt: skip
+    assert gibberish.tables and gibberish.empty_reason is None  # the model answers from the turns
+
+
+# Turns the rule misjudges: strict expected failures, so that this list stays the current state.
+MOVING_MISSES = {
+    "sorted from highest to lowest": "Highest and Lowest are columns of concert_singer's stadium",
+}
+
+
+def _moving(case: dict[str, object]) -> object:
+    reason = MOVING_MISSES.get(str(case["question"]))
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(case, marks=marks, id=f"{case['from']} → {case['question']}")
+
+
+@pytest.mark.parametrize("case", [_moving(c) for c in FOLLOW_UPS_MOVING])
+def test_a_turn_moves_on_only_when_it_is_about_another_database(
+    case: dict[str, object], spider_sources: dict[str, str], embedded_url: str
+) -> None:
+    searched = sorted(spider_sources.values())
+    alone = api.context(str(case["question"]), sources=searched, index_url=embedded_url,
+                        relevance_floor=True)  # fmt: skip
+    moved = moves_on(alone, spider_sources[str(case["from"])], searched, floor_applies=True)
+    if case.get("stays"):
+        assert not moved, alone.source
+    else:
+        assert moved and alone.source == spider_sources[str(case["moves_to"])], alone.source

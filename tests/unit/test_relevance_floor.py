@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemawise.graph.model import Column, SchemaGraph, Table
-from schemawise.retrieve.relevance import (
-    Relevance,
-    RelevanceFloor,
-    below_floor,
-    left_the_database,
-    measure,
-)
-from schemawise.retrieve.words import without_reshaping
+from schemawise.retrieve.relevance import Relevance, RelevanceFloor, below_floor, measure
 
 FLOOR = RelevanceFloor(similarity=0.3)
 
@@ -83,42 +76,3 @@ def test_an_empty_pack_names_the_nearest_schema_words_to_ask_with() -> None:
     reason = below_floor(measured, READING)
     assert reason is not None
     assert "clients → customer 0.270, zzqx → zone 0.100, under the bar of 0.3" in reason
-
-
-@pytest.mark.parametrize(
-    ("words", "found", "named", "nearest", "left"),
-    [
-        (2, 0, [], {}, True),  # "zzqx blorf": no word the database knows
-        (3, 0, [], {"weather": ("date", 0.12)}, True),  # nothing near enough either
-        (0, 0, [], {}, False),  # "why?", "and for 2013?": builds on the conversation
-        (2, 1, [], {}, False),  # "now only for Rock": a value in the data
-        (2, 0, ["email"], {}, False),  # "show their emails too": names a column
-        (1, 0, [], {"clients": ("customer", 0.3)}, False),  # reads as a schema word
-    ],
-)
-def test_a_follow_up_has_left_the_database_when_none_of_its_words_is_known(
-    words: int, found: int, named: list[str], nearest: dict[str, tuple[str, float]], left: bool
-) -> None:
-    # A follow-up's sentence is short: its similarity is not read, even at 0.
-    own = Relevance(similarity=0.0, words=words, words_found=found, named=named, nearest=nearest)
-    reason = left_the_database(own, READING)
-    assert (reason is not None) == left
-    if reason:
-        assert reason.startswith("this follow-up has left the database")
-    assert left_the_database(own, None) is None  # no floor: every follow-up stays
-
-
-@pytest.mark.parametrize(
-    ("question", "own"),
-    [
-        ("just the top 5", "the 5"),
-        ("group by month", "by"),
-        ("in seconds please", "in"),
-        ("just the biggest three", "the"),
-        ("sort them by count, largest first", "by count"),
-        ("show their emails too", "show their emails"),
-        ("zzqx blorf", "zzqx blorf"),
-    ],
-)
-def test_words_that_only_reshape_an_answer_are_set_aside(question: str, own: str) -> None:
-    assert without_reshaping(question) == own

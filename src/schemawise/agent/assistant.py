@@ -17,9 +17,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from schemawise.agent import failures
-from schemawise.agent.conversation import ConversationStore, history
+from schemawise.agent.conversation import ConversationStore, Turn
+from schemawise.agent.follow_up import follows_text, moves_on, subject, subject_source
 from schemawise.agent.llm import HOW_TO_CONFIGURE, LLM
-from schemawise.agent.prompts import PriorTurn
 from schemawise.agent.researcher import SchemaLookup
 from schemawise.agent.router import Intent, route
 from schemawise.agent.writer import Database, Written, write_checked
@@ -28,7 +28,6 @@ from schemawise.errors import SchemawiseError
 from schemawise.graph.model import SchemaGraph
 from schemawise.retrieve.context import ContextPack, ContextSettings
 from schemawise.retrieve.pack import SourceScore
-from schemawise.retrieve.relevance import LEFT_THE_DATABASE
 from schemawise.retrieve.source_choice import close_calls
 
 Status = Literal["answered", "failed", "no_model", "tables", "explained", "checked"]
@@ -82,6 +81,9 @@ class Reply(BaseModel):
     usage: dict[str, Any] = Field(default_factory=dict)
     conversation: str | None = None
     turn: int | None = None
+    # A follow-up's subject: the earlier questions of the conversation it was read with, one
+    # per line ("" for a question on its own, or one that began a new subject).
+    follows: str = ""
     # Other databases that fit the question about as well as `source` (close calls): the
     # answer is from `source`; ask again with one of these as the source if it was meant.
     alternatives: list[SourceScore] = Field(default_factory=list)
@@ -103,15 +105,6 @@ class AskOptions:
     # The relevance floor (retrieve/relevance.py): say "nothing answers this" instead of
     # writing SQL over unrelated tables; on by default, as in `context`.
     relevance_floor: bool = True
-
-
-def follow_up_options(options: AskOptions, follows: PriorTurn) -> AskOptions:
-    """A follow-up asks the database the turn it follows was answered from: its SQL is about
-    that database's tables, and the follow-up's own few words would otherwise choose one
-    afresh. (To ask another database, `/source` or `/new` starts a new conversation.)"""
-    if follows.source is None or (options.sources and follows.source not in options.sources):
-        return options
-    return replace(options, sources=[follows.source])
 
 
 @dataclass
@@ -240,28 +233,47 @@ class Assistant:
         reply.turn = self.conversations.add_turn(
             conversation, reply.question, reply.intent, reply.status, reply.sql,
             reply.result.columns if reply.result else None,
-            reply.result.row_count if reply.result else None, reply.source,
+            reply.result.row_count if reply.result else None, reply.source, reply.follows,
         )  # fmt: skip
+
+    def _subject(self, question: str, options: AskOptions,
+                 conversation: str | None) -> tuple[list[Turn], str, str | None]:  # fmt: skip
+        """The conversation's current subject, what the question is read with as its follow-up
+        ("" when it begins one), and the subject's database when the question moved on from it
+        (agent/follow_up.py)."""
+        if self.conversations is None or conversation is None:
+            return [], "", None
+        turns = subject(self.conversations.turns(conversation))
+        if not turns:
+            return [], "", None
+        from schemawise.index.embed import get_embedder
+        from schemawise.retrieve.relevance import DEFAULT_FLOOR
+
+        # Asked on its own of every database searched, under the floor, without a model: the
+        # evidence that it is about another database.
+        alone = self.retrieve(question, replace(options, relevance_floor=True))
+        floor_applies = get_embedder().name == DEFAULT_FLOOR.embedder
+        source = subject_source(turns)
+        if moves_on(alone.pack, source, list(alone.graphs), floor_applies):
+            return [], "", source
+        return turns, follows_text(turns), None
 
     def _write_query(self, question: str, options: AskOptions, llm: LLM | None,
                      conversation: str | None) -> Reply:  # fmt: skip
-        turns = history(self.conversations, conversation)
         if options.prompt != "context":
             # The whole-schema prompt reads no pack, so an emptied one would leave it no database.
             options = replace(options, relevance_floor=False)
-        retrieved = None
-        if turns:
-            # A follow-up ("now split it by month") is read with the question it follows, on
-            # its database: its own words need not name what it is about (retrieve/context.py,
-            # `follows`).
-            retrieved = self.retrieve(question, follow_up_options(options, turns[-1]), llm,
-                                      turns[-1].question)  # fmt: skip
-            if (retrieved.pack.empty_reason or "").startswith(LEFT_THE_DATABASE):
-                # None of its words is known there: a new subject, asked on its own (of every
-                # database searched, and under the floor like any first question).
-                retrieved, turns = None, []
-        if retrieved is None:
+        turns, follows, moved = self._subject(question, options, conversation)
+        if follows:
+            # A follow-up ("now split it by month") is read with its subject's questions, on the
+            # subject's database (agent/follow_up.py).
+            pinned = (
+                replace(options, sources=[source]) if (source := subject_source(turns)) else options
+            )
+            retrieved = self.retrieve(question, pinned, llm, follows)
+        else:
             retrieved = self.retrieve(question, options, llm)
+        history = [t.prior() for t in turns if t.sql]
         pack, graph = retrieved.pack, retrieved.graph
         context = {"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                    "text": pack.text, "join_paths": pack.join_paths,
@@ -272,6 +284,12 @@ class Assistant:
                       source=pack.source, context=context)  # fmt: skip
         reply.alternatives = close_calls(pack.alternatives)
         reply.assumptions = source_assumption(reply)
+        reply.follows = follows
+        if moved is not None:
+            reply.assumptions.append(
+                f"Asked as a new question, not as a follow-up of the earlier turns on {moved}: "
+                f"it is about {pack.source or 'another database'}."
+            )
         if options.prompt == "context" and not pack.tables:
             # Nothing in the index is about the question: say so rather than have a model
             # write SQL against tables that have nothing to do with it.
@@ -285,7 +303,7 @@ class Assistant:
 
             reply.status = "no_model"
             ready = writer_prompt(question, schema_text, evidence=options.evidence,
-                                  join_notes=join_notes, history=turns)  # fmt: skip
+                                  join_notes=join_notes, history=history)  # fmt: skip
             reply.prompt = writer_instructions(graph.dialect or "postgres") + "\n\n" + ready
             reply.failure = Failure(reason="No language model is configured. " + HOW_TO_CONFIGURE,
                                     candidate_tables=[t.name for t in pack.tables])  # fmt: skip
@@ -295,7 +313,7 @@ class Assistant:
         lookup = SchemaLookup(graph, self._search(options, pack.source) if pack.source else None)
         written = write_checked(
             llm, question, schema_text, db, evidence=options.evidence, join_notes=join_notes,
-            searchable=_searchable(retrieved.url, graph), history=turns, lookup=lookup,
+            searchable=_searchable(retrieved.url, graph), history=history, lookup=lookup,
             run=options.run and retrieved.url is not None, limits=options.limits,
             max_fixes=options.max_fixes,
         )  # fmt: skip
@@ -311,7 +329,8 @@ class Assistant:
         reply.fixes = written.fixes
         if written.draft is not None:
             reply.sql = written.draft.query
-            reply.assumptions = [*written.draft.assumptions, *source_assumption(reply)]
+            # What the writer assumed, then what was assumed before it wrote (the database).
+            reply.assumptions = [*written.draft.assumptions, *reply.assumptions]
             reply.explanation = written.draft.explanation
         check = written.check
         if check is not None:

@@ -30,9 +30,31 @@ CREATE TABLE IF NOT EXISTS turns (
     row_count INTEGER,
     feedback TEXT,
     source TEXT,         -- the database the turn was answered from
+    follows TEXT,        -- the earlier questions it was read with ("": it began a subject)
     PRIMARY KEY (conversation_id, number)
 );
 """
+
+
+# Columns added since the first version: a store written before gains them when opened.
+ADDED_COLUMNS = {"source": "TEXT", "follows": "TEXT"}
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    present = {row[1] for row in conn.execute("PRAGMA table_info(turns)")}
+    for name, kind in ADDED_COLUMNS.items():
+        if name not in present:
+            add_column(conn, name, kind)
+
+
+def add_column(conn: sqlite3.Connection, name: str, kind: str) -> None:
+    """Add a column to `turns`; one another process opening the same store added first (since
+    this one looked) is there already, which is what was wanted."""
+    try:
+        conn.execute(f"ALTER TABLE turns ADD COLUMN {name} {kind}")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):
+            raise
 
 
 def default_path() -> Path:
@@ -52,10 +74,10 @@ class Turn:
     row_count: int | None
     feedback: str | None
     source: str | None = None
+    follows: str = ""
 
     def prior(self) -> PriorTurn:
-        return PriorTurn(self.question, self.sql, tuple(self.columns), self.row_count,
-                         self.source)  # fmt: skip
+        return PriorTurn(self.question, self.sql, tuple(self.columns), self.row_count)
 
 
 class ConversationStore:
@@ -63,10 +85,7 @@ class ConversationStore:
         self.path = path or default_path()
         with self._connect() as conn:
             conn.executescript(SCHEMA)
-            # A store written before turns kept their database: add the column, keep the turns.
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(turns)")}
-            if "source" not in columns:
-                conn.execute("ALTER TABLE turns ADD COLUMN source TEXT")
+            _add_missing_columns(conn)
 
     def _connect(self) -> sqlite3.Connection:
         # One short transaction per call: nothing half-written survives a crash.
@@ -94,6 +113,7 @@ class ConversationStore:
         columns: list[str] | None = None,
         row_count: int | None = None,
         source: str | None = None,
+        follows: str = "",
     ) -> int:
         with self._connect() as conn:
             (number,) = conn.execute(
@@ -102,9 +122,9 @@ class ConversationStore:
             ).fetchone()
             conn.execute(
                 "INSERT INTO turns (conversation_id, number, at, question, intent, status, sql, "
-                "columns, row_count, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "columns, row_count, source, follows) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (conversation, number, time.time(), question, intent, status, sql,
-                 json.dumps(columns or []), row_count, source),
+                 json.dumps(columns or []), row_count, source, follows),
             )  # fmt: skip
         return int(number)
 
@@ -112,11 +132,11 @@ class ConversationStore:
         with self._connect() as conn:
             rows = conn.execute(
                 "SELECT number, question, intent, status, sql, columns, row_count, feedback, "
-                "source FROM turns WHERE conversation_id = ? ORDER BY number",
+                "source, follows FROM turns WHERE conversation_id = ? ORDER BY number",
                 (conversation,),
             ).fetchall()
-        return [Turn(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "[]"), r[6], r[7], r[8])
-                for r in rows]  # fmt: skip
+        return [Turn(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "[]"), r[6], r[7], r[8],
+                     r[9] or "") for r in rows]  # fmt: skip
 
     def feedback(self, conversation: str, number: int, text: str) -> None:
         with self._connect() as conn:
@@ -124,15 +144,8 @@ class ConversationStore:
                          (text, conversation, number))  # fmt: skip
 
 
-def history(store: ConversationStore | None, conversation: str | None) -> list[PriorTurn]:
-    """The turns a follow-up can build on: those that produced SQL."""
-    if store is None or conversation is None:
-        return []
-    return [t.prior() for t in store.turns(conversation) if t.sql]
-
-
 def as_dict(turn: Turn) -> dict[str, Any]:
     return {"number": turn.number, "question": turn.question, "intent": turn.intent,
             "status": turn.status, "sql": turn.sql, "columns": turn.columns,
             "row_count": turn.row_count, "feedback": turn.feedback,
-            "source": turn.source}  # fmt: skip
+            "source": turn.source, "follows": turn.follows}  # fmt: skip

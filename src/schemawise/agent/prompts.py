@@ -36,7 +36,6 @@ class PriorTurn:
     sql: str | None
     columns: Sequence[str] = ()
     row_count: int | None = None
-    source: str | None = None  # the database it was answered from
 
 
 def writer_instructions(dialect: str) -> str:

@@ -6,7 +6,6 @@
     reading.read_index           the index, read once up front (the only I/O), with
       source_choice.vote           the database chosen between its two reads
     relevance.below_floor        nothing close enough: an empty pack that says why
-    relevance.left_the_database  a follow-up whose own words the database does not know
     evidence.table_evidence      each table's score and reasons
     notes.definition_tables      the tables a definition the question asks about names
     tables.choose_tables         structural rerank, then the tree of joins
@@ -46,12 +45,12 @@ from schemawise.retrieve.pack import (
     TableChoice,
 )
 from schemawise.retrieve.reading import IndexRead, Search, read_index
-from schemawise.retrieve.relevance import Relevance, below_floor, left_the_database, measure
+from schemawise.retrieve.relevance import below_floor, measure
 from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
 from schemawise.retrieve.source_choice import vote
 from schemawise.retrieve.tables import choose_tables
-from schemawise.retrieve.words import read_question, without_reshaping
+from schemawise.retrieve.words import read_question
 
 # The names callers import from here (the contract and the settings live in their own modules).
 __all__ = ["ColumnChoice", "ContextPack", "ContextSettings", "TableChoice", "build_context"]
@@ -69,9 +68,11 @@ def build_context(
     metadata: dict[str, Metadata] | None = None,
     follows: str = "",
 ) -> ContextPack:
-    """`follows`: the earlier question of a conversation that `question` follows up ("now
-    only for Rock" after "tracks per genre"): read together, since the follow-up's own words
-    need not name what it is about."""
+    """`follows`: the earlier questions of a conversation that `question` follows up ("now
+    only for Rock" after "tracks per genre"), read together with it: a follow-up's own words
+    need not name what it is about. A follow-up is not held to the relevance floor: the
+    questions it follows were (the assistant decides when a turn is a new subject:
+    agent/follow_up.py)."""
     if not f"{question}{evidence}".strip():
         raise SchemawiseError(
             "The question is empty.", 'Ask one, e.g. schemawise context "How many orders shipped?"'
@@ -109,20 +110,13 @@ def build_context(
         [h.distance for h in read.hits], read.words, read.words_found, words.named,
         graphs[read.source],
     )  # fmt: skip
-    floor = settings.relevance_floor
+    floor = None if follows else settings.relevance_floor
     if floor is not None and floor.embedder != embedder.name:
         floor = None  # calibrated for another embedder (relevance.RelevanceFloor.embedder)
     if not relevance.named and (floor is None or below_floor(relevance, floor) is not None):
         # Read only when they can decide (or for the record, with no floor): a few words
         # against the schema's lexicon, embedded once per graph.
         relevance.nearest = unfound_readings(conn, asked, read, graphs[read.source], embedder)
-    if follows and floor is not None:
-        # The earlier question's words carry the floor above; the follow-up's own must still
-        # be about the database ("zzqx blorf" after a good question is not).
-        own = own_relevance(conn, question, graphs[read.source], read.source, embedder)
-        if (left := left_the_database(own, floor)) is not None:
-            return ContextPack(question=question, follows=follows, relevance=own,
-                               empty_reason=left)  # fmt: skip
     if (reason := below_floor(relevance, floor)) is not None:
         # No database is chosen, but the caller still learns which ones came nearest (a UI
         # can offer them; naming one as the source with the floor off asks it anyway).
@@ -158,28 +152,6 @@ def build_context(
     # A hint beside the pack, not part of its text (nor of its tokens).
     pack.definitions.extend(small_schema_note(source, graph))
     return pack
-
-
-def own_relevance(
-    conn: psycopg.Connection[Any],
-    question: str,
-    graph: SchemaGraph,
-    source: str,
-    embedder: Embedder,
-) -> Relevance:
-    """The relevance measures of a follow-up's own words on the chosen database, without
-    those that only reshape the answer ("group by month": words.RESHAPING). Its similarity
-    is not measured: relevance.left_the_database does not read it."""
-    question = without_reshaping(question)
-    own = read_question(question)
-    found = store.words_found(conn, own.vocabulary, [source]).get(source, set())
-    relevance = measure([], store.lexemes(conn, own.vocabulary), found, own.named, graph)
-    if not relevance.named and not relevance.words_found:
-        candidates = unknown_words(question)
-        lexemes = store.word_lexemes(conn, candidates)
-        unfound = [w for w in candidates if lexemes.get(w) and not lexemes[w] & found]
-        relevance.nearest = nearest_schema_words(unfound, graph, embedder)
-    return relevance
 
 
 def unfound_readings(

@@ -110,33 +110,6 @@ def below_floor(relevance: Relevance, floor: RelevanceFloor | None) -> str | Non
     return reason + _nearest_hint(relevance.nearest, floor.reading)
 
 
-# How the reason of a follow-up that has left the database begins (the assistant then asks it
-# as a new question).
-LEFT_THE_DATABASE = "this follow-up has left the database"
-
-
-def left_the_database(own: Relevance, floor: RelevanceFloor | None) -> str | None:
-    """Why a follow-up turn has left the database, or None. A follow-up is read with the
-    question it follows ("now only for Rock" is about tracks per genre), so the floor above
-    would pass it on the earlier question's words alone; `own` measures its own words. It has
-    left when it has content words and none of them is known to the database: none names a
-    table or column, the documents hold none, and none reads as a schema word ("zzqx blorf",
-    "how tall is mount everest"). A follow-up with no content words ("why?", "and for 2013?")
-    builds on the conversation and stays. Its similarity is not read: a follow-up's sentence
-    is short and far from every document even when it is about them."""
-    if floor is None or not own.words or own.named or own.words_found:
-        return None
-    if floor.reading is not None and any(
-        similarity >= floor.reading for _, similarity in own.nearest.values()
-    ):
-        return None
-    reason = (
-        f"{LEFT_THE_DATABASE}: none of its words names a table or column, appears in the data "
-        f"or reads as a word the schema is named with"
-    )
-    return reason + _nearest_hint(own.nearest, floor.reading)
-
-
 def _nearest_hint(nearest: dict[str, tuple[str, float]], bar: float | None) -> str:
     """The closest the question's words came to the schema's, so that a user who meant them
     can ask again in the schema's words (or turn the floor off)."""

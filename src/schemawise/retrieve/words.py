@@ -30,28 +30,6 @@ AGGREGATING = frozenset(
     {"average", "avg", "total", "sum", "maximum", "minimum", "max", "min", "mean"}
 )
 
-# Words that reshape an answer already given rather than say what it is about: its order and
-# size, its grouping, its time grain and units, comparisons, and a conversation's fillers
-# ("just the top 5", "group by month", "in seconds please"). The grammar of a follow-up in any
-# domain, not a schema's vocabulary: read only where a follow-up's own words are measured
-# (relevance.left_the_database), never in retrieval.
-RESHAPING = frozenset(
-    {
-        "top", "bottom", "first", "last", "sort", "sorted", "order", "ordered", "rank",
-        "ranked", "group", "grouped", "split", "break", "broken", "down", "instead", "only",
-        "just", "too", "also", "again", "please", "now", "then", "more", "less", "fewer",
-        "most", "least", "highest", "lowest", "largest", "smallest", "biggest", "longest",
-        "shortest", "newest", "oldest", "latest", "earliest", "ascending", "descending",
-        "asc", "desc", "limit", "year", "yearly", "quarter", "quarterly", "month", "monthly",
-        "week", "weekly", "day", "daily", "hour", "hourly", "minute", "second", "percent",
-        "percentage", "ratio", "round", "rounded", "decimal", "well", "about", "them", "it",
-        "they", "ones", "one", "same", "other", "others", "rest", "why", "opposite",
-        # numbers in words, as digits are in content_words ("just the biggest three")
-        "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-        "twelve", "twenty", "fifty", "hundred", "dozen",
-    }
-)  # fmt: skip
-
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]")
 _LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]")
@@ -123,16 +101,6 @@ def content_words(text: str) -> list[str]:
         for t in re.findall(r"[a-z0-9]+", text.lower())
         if t not in STOP and singular(t) not in STOP and not t.isdigit() and t not in AGGREGATING
     ]
-
-
-def without_reshaping(text: str) -> str:
-    """The text without the words that reshape an answer (RESHAPING): what a follow-up is
-    about in its own words."""
-    kept = [
-        t for t in re.findall(r"[A-Za-z0-9]+", text)
-        if t.lower() not in RESHAPING and singular(t.lower()) not in RESHAPING
-    ]  # fmt: skip
-    return " ".join(kept)
 
 
 def compounds(text: str) -> list[str]:
