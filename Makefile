@@ -37,8 +37,8 @@ demo: $(STAMP)
 	$(VENV)/bin/schemawise demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests examples
-	$(VENV)/bin/ruff format --check src tests examples
+	$(VENV)/bin/ruff check src tests examples docs/studies
+	$(VENV)/bin/ruff format --check src tests examples docs/studies
 
 types: $(STAMP)
 	$(VENV)/bin/mypy
