@@ -50,6 +50,10 @@ async def _session_calls(home: Path, source: str) -> dict[str, Any]:
         seen["find_nothing"] = await call("find_tables", question="zzqx blorf", source=source)
         seen["get_context"] = await call("get_context", question="refunds per order",
                                          source=source, budget=400)  # fmt: skip
+        seen["follow_up"] = await call(
+            "get_context", question="now split it by month", source=source,
+            follows="how many shipped orders?",
+        )  # fmt: skip
         seen["get_join_path"] = await call("get_join_path", source=source,
                                            tables=["shop.refunds", "shop.customers"])  # fmt: skip
         seen["check_sql"] = await call("check_sql", source=source,
@@ -84,6 +88,9 @@ def test_every_tool_over_stdio(embedded_url: str, demo_source: str,
     assert seen["find_nothing"]["empty_reason"].startswith("nothing in the index is about")
     assert seen["find_nothing"]["nearest"] == []  # one source asked: none to offer instead
     assert seen["get_context"]["context"]["source"] == demo_source
+    follow_up = seen["follow_up"]["context"]
+    assert follow_up["follows"] == "how many shipped orders?"
+    assert "shop.orders" in [t["name"] for t in follow_up["tables"]]
     path = seen["get_join_path"]["join_path"]
     assert {"shop.refunds", "shop.customers", "shop.orders"} <= set(path["tables"])
     check = seen["check_sql"]["check"]

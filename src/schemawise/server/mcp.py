@@ -86,11 +86,15 @@ class SchemawiseTools:
         self, question: Question, source: SourceName = None,
         evidence: Annotated[str, Field(description="Hints that come with the question.")] = "",
         budget: Annotated[int | None, Field(description="Tokens at most.")] = None,
+        follows: Annotated[str, Field(description=(
+            "For a follow-up: the earlier questions it builds on, one per line, read together "
+            "with it (no relevance floor then: they passed it). Give `source` too."
+        ))] = "",
     ) -> dict[str, Any]:  # fmt: skip
         from schemawise import api
 
         pack = api.context(question, evidence=evidence, sources=[source] if source else None,
-                           budget=budget, index_url=self.index_url)  # fmt: skip
+                           budget=budget, index_url=self.index_url, follows=follows)  # fmt: skip
         return {"context": pack.model_dump(mode="json")}
 
     @_safe
