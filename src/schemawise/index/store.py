@@ -64,7 +64,7 @@ WITH q AS (
 ), current_versions AS (
     SELECT * FROM unnest(%(versioned)s::text[], %(versions)s::text[]) AS v(source, version)
 ), dense AS (
-    SELECT id, distance, row_number() OVER (ORDER BY distance) AS rank FROM (
+    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank FROM (
         SELECT id, embedding <=> %(vector)s AS distance FROM schemawise.index_documents x
         WHERE kind = ANY(%(kinds)s) AND (%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))
           AND (NOT x.source = ANY(%(versioned)s) OR EXISTS (SELECT 1 FROM current_versions c
@@ -91,7 +91,9 @@ SELECT d.id, d.source, d.kind, d.table_name, d.column_name,
        dense.distance
 FROM dense FULL OUTER JOIN lexical ON lexical.id = dense.id
 JOIN schemawise.index_documents d ON d.id = coalesce(dense.id, lexical.id)
-ORDER BY score DESC LIMIT %(n)s
+-- Equal fused scores are common (a document k-th on one side only ties with another k-th on
+-- the other): the id orders them, so that the same question and index give the same pack.
+ORDER BY score DESC, d.id LIMIT %(n)s
 """
 
 
@@ -332,6 +334,14 @@ def or_query(terms: Sequence[str]) -> str:
     return " | ".join("'" + t.replace("'", "''") + "'" for t in terms)
 
 
+def documents_in(conn: psycopg.Connection[Any], sources: Sequence[str]) -> int:
+    """How many documents the sources hold."""
+    row = conn.execute(
+        "SELECT count(*) FROM schemawise.index_documents WHERE source = ANY(%s)", (list(sources),)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def search(
     conn: psycopg.Connection[Any],
     text: str,
@@ -346,9 +356,15 @@ def search(
     register_vector(conn)
     terms = lexical_terms(conn, text, sources, kinds)
     versions = current_versions(conn)
+    exact = sources is not None and documents_in(conn, sources) <= RETRIEVAL.exact_search_documents
     with conn.transaction():
-        conn.execute("SET LOCAL hnsw.ef_search = 200")
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        if exact:
+            # No index scans: the nearest documents by a scan of these sources' own (the source
+            # and text indexes still serve, through bitmap scans).
+            conn.execute("SET LOCAL enable_indexscan = off")
+        else:
+            conn.execute("SET LOCAL hnsw.ef_search = 200")
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         rows = conn.execute(
             SEARCH_SQL,
             {

@@ -50,7 +50,7 @@ from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
 from schemawise.retrieve.source_choice import vote
 from schemawise.retrieve.tables import choose_tables
-from schemawise.retrieve.words import read_question
+from schemawise.retrieve.words import AGGREGATING, read_question
 
 # The names callers import from here (the contract and the settings live in their own modules).
 __all__ = ["ColumnChoice", "ContextPack", "ContextSettings", "TableChoice", "build_context"]
@@ -107,8 +107,8 @@ def build_context(
         return ContextPack(question=question, follows=follows,
                            empty_reason="no document of the index matched")  # fmt: skip
     relevance = measure(
-        [h.distance for h in read.hits], read.words, read.words_found, words.named,
-        graphs[read.source],
+        [h.distance for h in read.hits], read.words, read.words_found,
+        naming_words(conn, words.named), graphs[read.source],
     )  # fmt: skip
     floor = None if follows else settings.relevance_floor
     if floor is not None and floor.embedder != embedder.name:
@@ -152,6 +152,15 @@ def build_context(
     # A hint beside the pack, not part of its text (nor of its tokens).
     pack.definitions.extend(small_schema_note(source, graph))
     return pack
+
+
+def naming_words(conn: psycopg.Connection[Any], named: set[str]) -> set[str]:
+    """The question's words that may name the schema for the relevance floor: not words of
+    grammar the index's text search drops ("into", "than", "most"), nor words of aggregating
+    ("average", "total"): a column named `Average` or a comment saying "into" does not make
+    "the average wingspan of migratory birds" a question about the database."""
+    lexemes = store.word_lexemes(conn, sorted(named))
+    return {w for w in named if lexemes.get(w) and w not in AGGREGATING}
 
 
 def unfound_readings(

@@ -95,6 +95,11 @@ class RetrievalSettings:
     max_lexical_matches: int = 5000
     # A word this long matches the words it begins (citizen…). Not measured separately (111b56f).
     prefix_length: int = 5
+    # The sources searched hold at most this many documents: their nearest documents are found
+    # exactly, not through the approximate graph index, whose answer for one database shifts
+    # with what else is indexed. An exact scan of 20,000 256-dim vectors is a few ms: not a
+    # trade-off that was swept, a bound on the scan (docs/benchmarks.md, "Exact search").
+    exact_search_documents: int = 20_000
 
 
 RETRIEVAL = RetrievalSettings()
