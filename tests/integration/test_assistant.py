@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -348,7 +349,7 @@ def test_a_follow_up_turn_builds_on_the_previous_sql(
     assert turns[1].columns == ["month", "n"]
 
 
-def test_a_conversation_follows_its_subject_and_moves_on_when_asked_of_another_database(
+def test_a_conversation_follows_its_subject_on_its_database(
     embedded_url: str, demo_source: str, bench_dir: Path, tmp_path: Path
 ) -> None:
     from schemawise import api
@@ -360,14 +361,13 @@ def test_a_conversation_follows_its_subject_and_moves_on_when_asked_of_another_d
     by_month = ("SELECT date_trunc('month', ordered_at) AS month, count(*) AS n "
                 "FROM shop.orders WHERE status = 'S' GROUP BY 1")  # fmt: skip
     top = by_month + " ORDER BY 2 DESC LIMIT 5"
-    per_genre = "SELECT GenreId, count(*) AS n FROM Track GROUP BY GenreId"
-    script = Script(write=[sql_reply(s) for s in (first_sql, by_month, top, per_genre)])
+    script = Script(write=[sql_reply(s) for s in (first_sql, by_month, top, top, top)])
     helper = assistant(embedded_url, script, tmp_path)
     assert helper.conversations is not None
     conversation = helper.conversations.start()
 
-    def ask(question: str) -> Any:
-        return helper.ask(question, conversation=conversation, options=both)
+    def ask(question: str, **kwargs: Any) -> Any:
+        return helper.ask(question, conversation=conversation, options=replace(both, **kwargs))
 
     one = ask("how many shipped orders?")
     assert one.source == SOURCE and one.status == "checked" and one.follows == "", one.attempts
@@ -375,21 +375,37 @@ def test_a_conversation_follows_its_subject_and_moves_on_when_asked_of_another_d
     two = ask("now split it by month")
     assert two.source == SOURCE and "shop.orders" in two.context["tables"], two.context
     assert two.follows == "how many shipped orders?" and first_sql in script.prompts["write"][1]
+    # An explanation in between neither begins nor ends the subject.
+    explained = ask("what does the status of an order mean?", intent="explain_metadata")
+    assert explained.intent == "explain_metadata"
     three = ask("just the top 5")
     assert three.source == SOURCE and three.sql == top
     assert three.follows == "how many shipped orders?\nnow split it by month"
-    # About another database: a new subject, with no earlier turn in its prompt.
+    assert first_sql in script.prompts["write"][2] and by_month in script.prompts["write"][2]
+    # About another database on its own: still a follow-up, and the reply says how to ask it.
     four = ask("how many tracks are there per genre?")
-    assert four.source == "chinook_nearest" and "Genre" in four.context["tables"]
-    assert four.follows == "" and first_sql not in script.prompts["write"][3]
-    assert any("not as a follow-up" in a for a in four.assumptions), four.assumptions
-    # About nothing at all: still a follow-up of the subject; the model answers from it.
-    script.replies["write"] = [sql_reply(per_genre)]
+    assert four.source == SOURCE and four.follows.endswith("just the top 5")
+    assert any("reads as a question about chinook_nearest" in a for a in four.assumptions)
+    # Gibberish stays a follow-up too; the model answers from the conversation.
     five = ask("zzqx blorf")
-    assert five.source == "chinook_nearest" and five.follows == four.question
-    assert per_genre in script.prompts["write"][4]
-    turns = helper.conversations.turns(conversation)
-    assert [t.source for t in turns] == [SOURCE] * 3 + ["chinook_nearest"] * 2
+    assert five.source == SOURCE and five.follows and script.calls("write") == 5
+    # The subject's database no longer searched: a new question, held to the floor.
+    six = ask("zzqx blorf", sources=["chinook_nearest"])
+    assert six.sql is None and six.follows == "" and script.calls("write") == 5
+    assert any("not searched now" in a for a in six.assumptions), six.assumptions
+
+
+def test_a_turn_the_floor_emptied_is_no_subject_to_follow(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    helper = assistant(embedded_url, Script(), tmp_path)  # no model call may happen
+    assert helper.conversations is not None
+    conversation = helper.conversations.start()
+    first = helper.ask("zzqx blorf", conversation=conversation, options=options())
+    assert first.source is None and first.sql is None
+    second = helper.ask("and tomorrow in London?", conversation=conversation, options=options())
+    assert second.follows == "" and second.sql is None  # asked alone, and emptied again
+    assert second.answer.startswith("Nothing in the indexed databases")
 
 
 def test_without_a_model_ask_gives_the_pack_and_a_ready_prompt(

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from schemawise.agent.conversation import Turn
-from schemawise.agent.follow_up import follows_text, moves_on, subject, subject_source
+from schemawise.agent.follow_up import elsewhere, follows_text, subject, subject_source
 from schemawise.retrieve.pack import ContextPack, SourceScore, TableChoice
 
 
-def turn(number: int, question: str, follows: str = "", source: str | None = "music") -> Turn:
-    return Turn(number, question, "write_query", "answered", "SELECT 1", [], 1, None, source,
-                follows)  # fmt: skip
+def turn(number: int, question: str, follows: str = "", source: str | None = "music",
+         intent: str = "write_query") -> Turn:  # fmt: skip
+    return Turn(number, question, intent, "answered", "SELECT 1", [], 1, None, source, follows)
 
 
 def test_the_subject_runs_back_to_the_turn_that_began_it() -> None:
@@ -24,12 +24,16 @@ def test_the_subject_runs_back_to_the_turn_that_began_it() -> None:
     ]
     assert [t.number for t in subject(turns)] == [2, 3, 4]
     assert subject([]) == []
+    # A lookup or an explanation in between neither begins nor ends the subject.
+    between = [*turns[:3], turn(4, "what does GenreId mean?", intent="explain_metadata"),
+               turn(5, "just the top 5", "tracks per genre\nonly Rock")]  # fmt: skip
+    assert [t.number for t in subject(between)] == [2, 3, 5]
     assert follows_text(subject(turns)) == "tracks per genre\nonly Rock\njust the top 5"
 
 
-def test_a_long_subject_is_read_by_its_latest_questions() -> None:
+def test_a_long_subject_is_read_by_its_first_and_latest_questions() -> None:
     turns = [turn(1, "q1"), *[turn(n, f"q{n}", "earlier") for n in range(2, 7)]]
-    assert follows_text(subject(turns)) == "q4\nq5\nq6"
+    assert follows_text(subject(turns)) == "q1\nq5\nq6"
 
 
 def test_the_subjects_database_is_the_latest_that_answered() -> None:
@@ -44,18 +48,16 @@ def pack(source: str | None, runner_up: float = 0.5) -> ContextPack:
 
 
 @pytest.mark.parametrize(
-    ("alone", "searched", "floor_applies", "moved"),
+    ("alone", "floor_applies", "other"),
     [
-        (pack("singers"), ["music", "singers"], True, True),  # about another database
-        (pack("music"), ["music", "singers"], True, False),  # about the subject's own
-        (pack(None), ["music", "singers"], True, False),  # about nothing: stays a follow-up
-        (pack("singers", 0.95), ["music", "singers"], True, False),  # the subject's is close
-        (pack("singers"), ["music", "singers"], False, False),  # unfloored: no evidence
-        (pack("singers"), ["singers"], True, True),  # the subject's database is not asked now
+        (pack("singers"), True, "singers"),  # on its own, about another database
+        (pack("music"), True, None),  # about the subject's own
+        (pack(None), True, None),  # about nothing: no other database to name
+        (pack("singers", 0.95), True, None),  # the subject's is a close call
+        (pack("singers"), False, None),  # unfloored: no evidence
     ],
 )
-def test_a_turn_moves_on_only_on_evidence(
-    alone: ContextPack, searched: list[str], floor_applies: bool, moved: bool
+def test_a_follow_up_clearly_about_another_database_names_it(
+    alone: ContextPack, floor_applies: bool, other: str | None
 ) -> None:
-    assert moves_on(alone, "music", searched, floor_applies) == moved
-    assert not moves_on(alone, None, searched, floor_applies)  # nothing known to move from
+    assert elsewhere(alone, "music", floor_applies) == other

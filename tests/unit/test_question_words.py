@@ -1,10 +1,12 @@
-"""A question's words in any script: letters with accents or of other alphabets stay whole, as
-the index's own text search keeps them; the underscore still splits."""
+"""A question's words and an identifier's in any script: letters with accents or of other
+alphabets, and combining marks, stay whole, as the index's own text search keeps them; the
+underscore still splits."""
 
 from __future__ import annotations
 
 import pytest
 
+from schemawise.graph.naming import split_identifier, word_runs
 from schemawise.retrieve.words import content_words, question_words, text_words
 
 
@@ -25,3 +27,32 @@ def test_words_with_letters_of_any_script_stay_whole(text: str, words: set[str])
 
 def test_content_words_keep_accented_words_and_drop_numbers() -> None:
     assert content_words("how many orders in Köln since 2013") == ["orders", "köln", "since"]
+
+
+@pytest.mark.parametrize(
+    ("text", "runs"),
+    [
+        ("ग्राहक कितने हैं", ["ग्राहक", "कितने", "हैं"]),  # vowel signs are marks, not breaks
+        ("ลูกค้า", ["ลูกค้า"]),
+        ("Mo\u0308torhead", ["Mötorhead"]),  # decomposed: normalised, then whole
+        ("first_name, 2nd-half", ["first", "name", "2nd", "half"]),
+    ],
+)
+def test_word_runs_keep_marks_and_split_on_the_rest(text: str, runs: list[str]) -> None:
+    assert word_runs(text) == runs
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("order_items", ("order", "items")),
+        ("StuID", ("stu", "id")),
+        ("HTMLParser", ("html", "parser")),
+        ("ss_sold_date_sk", ("ss", "sold", "date", "sk")),
+        ("Größe", ("größe",)),
+        ("KundenÄnderung", ("kunden", "änderung")),
+        ("Percent (%) Eligible Free (K-12)", ("percent", "eligible", "free", "k", "12")),
+    ],
+)
+def test_identifiers_split_in_any_script(name: str, words: tuple[str, ...]) -> None:
+    assert split_identifier(name) == words

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from schemawise.agent import failures
 from schemawise.agent.conversation import ConversationStore, Turn
-from schemawise.agent.follow_up import follows_text, moves_on, subject, subject_source
+from schemawise.agent.follow_up import elsewhere, follows_text, subject, subject_source
 from schemawise.agent.llm import HOW_TO_CONFIGURE, LLM
 from schemawise.agent.researcher import SchemaLookup
 from schemawise.agent.router import Intent, route
@@ -237,33 +237,42 @@ class Assistant:
         )  # fmt: skip
 
     def _subject(self, question: str, options: AskOptions,
-                 conversation: str | None) -> tuple[list[Turn], str, str | None]:  # fmt: skip
+                 conversation: str | None) -> tuple[list[Turn], str, list[str]]:  # fmt: skip
         """The conversation's current subject, what the question is read with as its follow-up
-        ("" when it begins one), and the subject's database when the question moved on from it
-        (agent/follow_up.py)."""
+        ("" when it begins one), and what to tell the user about that (agent/follow_up.py)."""
         if self.conversations is None or conversation is None:
-            return [], "", None
+            return [], "", []
         turns = subject(self.conversations.turns(conversation))
-        if not turns:
-            return [], "", None
+        source = subject_source(turns)
+        if source is None:
+            return [], "", []  # no subject, or one no database answered: a first question
+        if options.sources and len(options.sources) == 1:
+            if source in options.sources:
+                return turns, follows_text(turns), []
+            return [], "", [f"Asked as a new question: the conversation was about {source}, "
+                            f"which is not searched now."]  # fmt: skip
         from schemawise.index.embed import get_embedder
         from schemawise.retrieve.relevance import DEFAULT_FLOOR
 
-        # Asked on its own of every database searched, under the floor, without a model: the
-        # evidence that it is about another database.
+        # Asked on its own, under the floor and without a model: which database is it about?
         alone = self.retrieve(question, replace(options, relevance_floor=True))
-        floor_applies = get_embedder().name == DEFAULT_FLOOR.embedder
-        source = subject_source(turns)
-        if moves_on(alone.pack, source, list(alone.graphs), floor_applies):
-            return [], "", source
-        return turns, follows_text(turns), None
+        if source not in alone.graphs:
+            return [], "", [f"Asked as a new question: the conversation was about {source}, "
+                            f"which is not searched now."]  # fmt: skip
+        other = elsewhere(alone.pack, source, get_embedder().name == DEFAULT_FLOOR.embedder)
+        notes = [] if other is None else [
+            f"Read as a follow-up of the earlier turns on {source}. On its own it reads as a "
+            f"question about {other}: to ask that instead, start a new conversation (/new in "
+            f"chat) or name it as the source."
+        ]  # fmt: skip
+        return turns, follows_text(turns), notes
 
     def _write_query(self, question: str, options: AskOptions, llm: LLM | None,
                      conversation: str | None) -> Reply:  # fmt: skip
         if options.prompt != "context":
             # The whole-schema prompt reads no pack, so an emptied one would leave it no database.
             options = replace(options, relevance_floor=False)
-        turns, follows, moved = self._subject(question, options, conversation)
+        turns, follows, notes = self._subject(question, options, conversation)
         if follows:
             # A follow-up ("now split it by month") is read with its subject's questions, on the
             # subject's database (agent/follow_up.py).
@@ -285,11 +294,7 @@ class Assistant:
         reply.alternatives = close_calls(pack.alternatives)
         reply.assumptions = source_assumption(reply)
         reply.follows = follows
-        if moved is not None:
-            reply.assumptions.append(
-                f"Asked as a new question, not as a follow-up of the earlier turns on {moved}: "
-                f"it is about {pack.source or 'another database'}."
-            )
+        reply.assumptions.extend(notes)
         if options.prompt == "context" and not pack.tables:
             # Nothing in the index is about the question: say so rather than have a model
             # write SQL against tables that have nothing to do with it.

@@ -2,18 +2,20 @@
 
 A follow-up ("now split it by month") rarely names what it is about, so it is read together
 with the questions of its subject (retrieve/context.py, `follows`), on the database the subject
-was answered from, and the writer sees the subject's earlier SQL. A subject is the turns from
-the one that began it: its first turn, or one that moved on.
+was answered from, and the writer sees the subject's earlier SQL. A subject is the turns that
+wrote SQL (or tried to) from the one that began it: the first, or one that moved on. A turn of
+another kind in between (which tables hold…, what does … mean) neither begins nor ends one, and
+a turn the relevance floor emptied answers from no database, so it is no subject to follow.
 
-A turn moves on only on positive evidence: asked on its own of every database searched, it
-clears the relevance floor on another database than the subject's, and the subject's is not a
-close call beside it ("how many singers are from each country?" after questions on Chinook;
-"year over year growth" after car_1 stays, though another database has a year too); or the
-subject's database is no longer searched.
-Nothing else moves it. A follow-up's own words are too few to tell whether it has left the
-subject ("what's the median?", "in euros", "only Motörhead" name nothing of the schema and are
-still about it), so a turn about nothing at all ("zzqx blorf") stays a follow-up too, and the
-model answers from the conversation. Pure: the turns and the packs in, the decision out.
+A turn is a new subject only when the subject's database is no longer searched (removed from
+the index, or another one named with `/source`). Whether a turn has left its subject cannot be
+told from its own words: a follow-up's are few ("what's the median?", "in euros") or name a
+column another database has too ("now by country" after Chinook, which car_1 also has), and a
+full question about another database ("how many singers are from each country?") looks much the
+same to the votes (docs/benchmarks.md, "Follow-up turns"). So it stays a follow-up, and the model
+answers from the conversation ("zzqx blorf" too); but when, asked on its own of every database
+searched, it is clearly about another one (the subject's not a close call), the reply says so and
+how to ask that one (`elsewhere`). Pure: the turns and the packs in, the decision out.
 """
 
 from __future__ import annotations
@@ -24,16 +26,18 @@ from schemawise.agent.conversation import Turn
 from schemawise.retrieve.pack import ContextPack
 from schemawise.retrieve.source_choice import close_calls
 
-# The subject's questions read with a follow-up: the latest ones (the writer's prompt shows
-# the last three turns too); older ones dilute the words that matter now.
+# The questions a follow-up is read with: the subject's first (what it is about) and its latest
+# (what it has come to); the writer's prompt shows the last three turns too.
 SUBJECT_QUESTIONS = 3
 
 
 def subject(turns: Sequence[Turn]) -> list[Turn]:
     """The turns of the conversation's current subject, oldest first: back from the last turn
-    to the one that began it (read with nothing earlier)."""
+    that wrote SQL (or tried to) to the one that began it (read with nothing earlier)."""
     found: list[Turn] = []
     for turn in reversed(turns):
+        if turn.intent != "write_query":
+            continue  # a lookup or an explanation in between: not part of any subject
         found.append(turn)
         if not turn.follows:
             break
@@ -41,26 +45,26 @@ def subject(turns: Sequence[Turn]) -> list[Turn]:
 
 
 def follows_text(turns: Sequence[Turn]) -> str:
-    """The subject's latest questions, one per line: what a follow-up is read with."""
-    return "\n".join(t.question for t in turns[-SUBJECT_QUESTIONS:])
+    """The subject's questions a follow-up is read with, one per line: its first and latest."""
+    questions = [t.question for t in turns]
+    if len(questions) > SUBJECT_QUESTIONS:
+        questions = [questions[0], *questions[-(SUBJECT_QUESTIONS - 1) :]]
+    return "\n".join(questions)
 
 
 def subject_source(turns: Sequence[Turn]) -> str | None:
-    """The database the subject was last answered from (None: none was, or the turns were
-    kept before turns recorded it)."""
+    """The database the subject was last answered from (None: none was: its turns were emptied
+    by the floor, or kept before turns recorded it)."""
     return next((t.source for t in reversed(turns) if t.source), None)
 
 
-def moves_on(alone: ContextPack, source: str | None, searched: Sequence[str],
-             floor_applies: bool) -> bool:  # fmt: skip
-    """Is the turn a new subject? `alone`: its pack asked on its own of every database
-    searched, under the floor; `source`: the subject's database; `searched`: the databases
-    asked now; `floor_applies`: the floor was measured for the embedder in use (under another
-    one an unfloored pack is no evidence: the turn stays)."""
-    if source is None:
-        return False
-    if source not in searched:
-        return True  # the subject's database is gone, or no longer asked
+def elsewhere(alone: ContextPack, source: str, floor_applies: bool) -> str | None:
+    """The database a follow-up is about instead of its subject's, when that is clear: asked on
+    its own of every database searched (`alone`, under the floor) it chose another, and the
+    subject's is not a close call beside it. None otherwise, and under an embedder the floor was
+    not measured for (an unfloored pack is no evidence)."""
     if not floor_applies or not alone.tables or alone.source in (None, source):
-        return False
-    return source not in {a.source for a in close_calls(alone.alternatives)}
+        return None
+    if source in {a.source for a in close_calls(alone.alternatives)}:
+        return None
+    return alone.source

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import cache, lru_cache
 
 from schemawise.known_words import vocabulary
@@ -18,16 +19,35 @@ GENERIC_WORDS = KEY_WORDS | frozenset(
     {"name", "type", "status", "date", "value", "description", "title", "year", "amount"}
 )
 
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Over a name's characters as classes (U upper-case letter, L any other letter or a combining
+# mark, D digit, space for the rest): `StuID` → UULUU, whose runs are Stu and ID.
+_CAMEL = re.compile(r"U+(?=UL)|U?L+|U+|D+")
+
+
+def _char_class(ch: str) -> str:
+    kind = unicodedata.category(ch)
+    if kind == "Lu":
+        return "U"
+    if kind[0] in "LM":
+        return "L"
+    return "D" if kind[0] == "N" else " "
+
+
+def word_runs(text: str) -> list[str]:
+    """The runs of letters, digits and combining marks of `text`, in any script (NFC):
+    "São Paulo" → São, Paulo; "ग्राहक" stays whole; the underscore and punctuation split."""
+    text = unicodedata.normalize("NFC", text)
+    classes = "".join(_char_class(ch) for ch in text)
+    return [text[m.start() : m.end()] for m in re.finditer(r"[ULD]+", classes)]
 
 
 @lru_cache(maxsize=65536)
 def split_identifier(name: str) -> tuple[str, ...]:
-    """`order_items` → (order, items); `custId` → (cust, id); `StuID` → (stu, id)."""
-    words: list[str] = []
-    for chunk in re.split(r"[^0-9A-Za-z]+", name):
-        words.extend(match.lower() for match in _CAMEL.findall(chunk))
-    return tuple(words)
+    """`order_items` → (order, items); `custId` → (cust, id); `StuID` → (stu, id);
+    `Größe` → (größe,), in any script."""
+    name = unicodedata.normalize("NFC", name)
+    classes = "".join(_char_class(ch) for ch in name)
+    return tuple(name[m.start() : m.end()].lower() for m in _CAMEL.finditer(classes))
 
 
 @lru_cache(maxsize=65536)

@@ -69,7 +69,7 @@ WITH q AS (
         WHERE kind = ANY(%(kinds)s) AND (%(sources)s::text[] IS NULL OR source = ANY(%(sources)s))
           AND (NOT x.source = ANY(%(versioned)s) OR EXISTS (SELECT 1 FROM current_versions c
                WHERE c.source = x.source AND c.version = x.schema_version))
-        ORDER BY embedding <=> %(vector)s LIMIT %(n)s) d
+        ORDER BY {dense_order} LIMIT %(n)s) d
 ), lexical AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
         -- BM25-like: the inverse document frequencies of the words a document has (a
@@ -334,12 +334,22 @@ def or_query(terms: Sequence[str]) -> str:
     return " | ".join("'" + t.replace("'", "''") + "'" for t in terms)
 
 
-def documents_in(conn: psycopg.Connection[Any], sources: Sequence[str]) -> int:
-    """How many documents the sources hold."""
+def documents_in(conn: psycopg.Connection[Any], sources: Sequence[str] | None) -> int:
+    """How many documents the sources hold (None: the whole index)."""
     row = conn.execute(
-        "SELECT count(*) FROM schemawise.index_documents WHERE source = ANY(%s)", (list(sources),)
+        "SELECT count(*) FROM schemawise.index_documents "
+        "WHERE %(sources)s::text[] IS NULL OR source = ANY(%(sources)s)",
+        {"sources": list(sources) if sources else None},
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def search_sql(exact: bool) -> sql.SQL:
+    """The search, its nearest documents found exactly (an ordering the graph index cannot
+    serve: the planner scans the sources' own documents) or through the graph index."""
+    # The graph index serves an ordering by the distance alone; exactly, ties go by id.
+    order = "(embedding <=> %(vector)s) + 0, id" if exact else "embedding <=> %(vector)s"
+    return sql.SQL(SEARCH_SQL.replace("{dense_order}", order))
 
 
 def search(
@@ -356,17 +366,13 @@ def search(
     register_vector(conn)
     terms = lexical_terms(conn, text, sources, kinds)
     versions = current_versions(conn)
-    exact = sources is not None and documents_in(conn, sources) <= RETRIEVAL.exact_search_documents
+    exact = documents_in(conn, sources) <= RETRIEVAL.exact_search_documents
     with conn.transaction():
-        if exact:
-            # No index scans: the nearest documents by a scan of these sources' own (the source
-            # and text indexes still serve, through bitmap scans).
-            conn.execute("SET LOCAL enable_indexscan = off")
-        else:
+        if not exact:
             conn.execute("SET LOCAL hnsw.ef_search = 200")
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         rows = conn.execute(
-            SEARCH_SQL,
+            search_sql(exact),
             {
                 "lexemes": or_query(list(terms)),
                 "terms": list(terms),

@@ -97,9 +97,9 @@ class RetrievalSettings:
     prefix_length: int = 5
     # The sources searched hold at most this many documents: their nearest documents are found
     # exactly, not through the approximate graph index, whose answer for one database shifts
-    # with what else is indexed. An exact scan of 20,000 256-dim vectors is a few ms: not a
-    # trade-off that was swept, a bound on the scan (docs/benchmarks.md, "Exact search").
-    exact_search_documents: int = 20_000
+    # with what else is indexed. A bound on the scan's cost, not swept: 16,000 documents took
+    # about 18 ms (docs/benchmarks.md, "Exact search"); a Spider database has 30–300.
+    exact_search_documents: int = 5_000
 
 
 RETRIEVAL = RetrievalSettings()

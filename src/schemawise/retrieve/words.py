@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from schemawise.graph.naming import singular, singular_words, split_identifier
+from schemawise.graph.naming import singular, singular_words, split_identifier, word_runs
 from schemawise.retrieve.implied import with_implied_words
 
 STOP = frozenset(
@@ -30,10 +30,6 @@ AGGREGATING = frozenset(
     {"average", "avg", "total", "sum", "maximum", "minimum", "max", "min", "mean"}
 )
 
-# A word: letters and digits of any script ("Motörhead", "São Paulo", "Bjørn" stay whole, as
-# the index's own text search keeps them), not the underscore that joins identifier words.
-WORD = re.compile(r"[^\W_]+")
-
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]")
 _LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]")
@@ -41,12 +37,12 @@ _LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]")
 
 def question_words(text: str) -> set[str]:
     """The text's distinctive words, singular: not words of asking, not single letters."""
-    return {singular(w) for w in re.findall(WORD, text.lower()) if w not in STOP and len(w) > 1}
+    return {singular(w) for w in word_runs(text.lower()) if w not in STOP and len(w) > 1}
 
 
 def text_words(text: str) -> set[str]:
     """Every word of the text, singular, words of asking included (a description's words)."""
-    return {singular(w) for w in re.findall(WORD, text.lower())}
+    return {singular(w) for w in word_runs(text.lower())}
 
 
 def identifier_words(identifier: str) -> set[str]:
@@ -100,7 +96,7 @@ def content_words(text: str) -> list[str]:
     # 10000", "at least 4"), and some numeric value somewhere in every database matches them.
     return [
         t
-        for t in re.findall(WORD, text.lower())
+        for t in word_runs(text.lower())
         if t not in STOP and singular(t) not in STOP and not t.isdigit() and t not in AGGREGATING
     ]
 
