@@ -71,6 +71,15 @@ def sources(*, index_url: str | None = None) -> list[dict[str, Any]]:
         return list_sources(conn)
 
 
+def remove_source(name: str, *, index_url: str | None = None) -> int:
+    """Take an indexed source out of the index (the database itself is untouched); the number
+    of documents it had. An unknown name raises SchemawiseError with the indexed names."""
+    from schemawise.index.sources import remove_source as remove
+
+    with psycopg.connect(index_url_or_embedded(index_url)) as conn:
+        return remove(conn, name)
+
+
 def context(
     question: str,
     *,

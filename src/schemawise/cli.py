@@ -577,15 +577,35 @@ def _sync_one(target: str, entry: dict[str, Any], url: str | None, quiet: bool) 
 
 @app.command(short_help="Indexed sources with their versions and sizes.")
 @handle_errors
-def sources(index_url: IndexUrlOpt = None, as_json: JsonOpt = False) -> None:
-    """Indexed sources with their versions and sizes.
+def sources(
+    remove: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--remove",
+            help="Take this source out of the index (repeat for several); "
+            "the database itself is not touched.",
+        ),
+    ] = None,
+    index_url: IndexUrlOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Indexed sources with their versions and sizes, or take some out of the index.
 
     \b
     Examples:
       schemawise sources
+      schemawise sources --remove shop_old
     """
     from schemawise import api
 
+    if remove:
+        removed = {name: api.remove_source(name, index_url=index_url) for name in remove}
+        if as_json:
+            print(json.dumps({"removed": removed}, indent=2))
+            return
+        for name, documents in removed.items():
+            out.print(plain(f"removed {name} ({documents} documents) from the index"))
+        return
     listed = api.sources(index_url=index_url)
     if as_json:
         print(json.dumps({"sources": listed}, indent=2, default=str))

@@ -138,3 +138,31 @@ def test_check_and_run_reuse_the_indexed_graph_while_the_catalogue_is_unchanged(
     stale = cli.invoke(app, ["check", url, "--json", "--sql", "SELECT assists FROM players"])
     doc = json.loads(stale.stdout)
     assert doc["graph_origin"] == "extracted" and doc["ok"]  # the new column is known
+
+
+def test_a_source_taken_out_of_the_index_leaves_the_others(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    path = tmp_path / "league.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA)
+    for name in ("league_gone", "league_gone_too", "league_kept"):
+        api.index(f"sqlite:///{path}", name, index_url=embedded_url, profile=False)
+    documents = api.remove_source("league_gone", index_url=embedded_url)
+    assert documents > 0
+    listed = {s["source"] for s in api.sources(index_url=embedded_url)}
+    assert "league_gone" not in listed and {"league_gone_too", "league_kept"} <= listed
+    with psycopg.connect(embedded_url) as conn:
+        left = conn.execute(
+            "SELECT (SELECT count(*) FROM schemawise.index_documents WHERE source = %(s)s), "
+            "(SELECT count(*) FROM schemawise.index_vocabulary WHERE source = %(s)s)",
+            {"s": "league_gone"},
+        ).fetchone()
+    assert left == (0, 0)
+    kept = api.context("goals per team", sources=["league_kept"], index_url=embedded_url)
+    assert kept.tables
+    with pytest.raises(SchemawiseError, match="No indexed source 'league_gone'") as raised:
+        api.remove_source("league_gone", index_url=embedded_url)
+    assert "league_kept" in (raised.value.hint or "")

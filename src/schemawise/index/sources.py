@@ -257,6 +257,24 @@ def load_graphs(
     return graphs
 
 
+def remove_source(conn: psycopg.Connection[Any], name: str) -> int:
+    """Take a source out of the index (its registration, documents and vocabulary), in one
+    transaction; the database itself is not touched. Returns how many documents it had."""
+    known = [entry["source"] for entry in list_sources(conn)]
+    if name not in known:
+        raise SchemawiseError(
+            f"No indexed source {name!r}.", f"Indexed: {', '.join(known) or 'none'}."
+        )
+    with conn.transaction():
+        deleted = conn.execute(
+            "DELETE FROM schemawise.index_documents WHERE source = %s", (name,)
+        ).rowcount
+        conn.execute("DELETE FROM schemawise.index_vocabulary WHERE source = %s", (name,))
+        conn.execute("DELETE FROM schemawise.index_sources WHERE source = %s", (name,))
+    conn.commit()
+    return deleted
+
+
 def load_metadata(conn: psycopg.Connection[Any], sources: list[str]) -> dict[str, Metadata]:
     rows = conn.execute(
         "SELECT source, metadata::text FROM schemawise.index_sources WHERE source = ANY(%s) "
