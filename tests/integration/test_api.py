@@ -20,10 +20,16 @@ INSERT INTO players VALUES (1, 1, 'Ada', 3), (2, 2, 'Bo', 5);
 """
 
 
-def test_index_sources_and_context(embedded_url: str, tmp_path: Path) -> None:
+def league_database(tmp_path: Path) -> Path:
+    """The two-table league database, written as SQLite under `tmp_path`."""
     path = tmp_path / "league.sqlite"
     with sqlite3.connect(path) as conn:
         conn.executescript(SCHEMA)
+    return path
+
+
+def test_index_sources_and_context(embedded_url: str, tmp_path: Path) -> None:
+    path = league_database(tmp_path)
     said: list[str] = []
     report = api.index(f"sqlite:///{path}", "league", index_url=embedded_url, progress=said.append)
     assert report.documents > 0 and said  # it reports progress as it goes
@@ -58,9 +64,7 @@ def test_indexing_removes_documents_earlier_benchmarks_left_behind(
     from schemawise.index.embed import get_embedder
     from schemawise.runner import load_graph
 
-    path = tmp_path / "league.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.executescript(SCHEMA)
+    path = league_database(tmp_path)
     url = f"sqlite:///{path}"
     api.index(url, "spider/registered", index_url=embedded_url)
     embedder = get_embedder()
@@ -91,9 +95,7 @@ def test_an_interrupted_index_keeps_nothing_half_done(
     from schemawise.cli import app
     from schemawise.index import sources
 
-    path = tmp_path / "league.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.executescript(SCHEMA)
+    path = league_database(tmp_path)
 
     def interrupt(url: str) -> str:
         raise KeyboardInterrupt
@@ -120,9 +122,7 @@ def test_check_and_run_reuse_the_indexed_graph_while_the_catalogue_is_unchanged(
 
     from schemawise.cli import app
 
-    path = tmp_path / "league.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.executescript(SCHEMA)
+    path = league_database(tmp_path)
     url = f"sqlite:///{path}"
     cli = CliRunner()
     query = ["--json", "--sql", "SELECT count(*) FROM players"]
@@ -145,9 +145,7 @@ def test_a_source_taken_out_of_the_index_leaves_the_others(
 ) -> None:
     import psycopg
 
-    path = tmp_path / "league.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.executescript(SCHEMA)
+    path = league_database(tmp_path)
     for name in ("league_gone", "league_gone_too", "league_kept"):
         api.index(f"sqlite:///{path}", name, index_url=embedded_url, profile=False)
     documents = api.remove_source("league_gone", index_url=embedded_url)
