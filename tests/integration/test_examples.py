@@ -33,3 +33,15 @@ def test_context_pack_example(bench_dir: Path, schemawise_home: Path) -> None:
     assert "indexed 11 tables" in result.stdout
     assert "CREATE TABLE Genre" in result.stdout and "CREATE TABLE InvoiceLine" in result.stdout
     assert "-- join: " in result.stdout and "tokens)" in result.stdout
+
+
+def test_follow_ups_example(bench_dir: Path, schemawise_home: Path) -> None:
+    # The command behind the follow-up figures in docs/benchmarks.md ("Follow-up turns").
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "follow_ups.py"),
+         str(ROOT / "tests" / "fixtures" / "context" / "follow_ups_spider.yaml"),
+         str(bench_dir / "spider" / "database")],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    assert "with the questions it follows: 10/10 follow-ups" in result.stdout
+    assert "on its own: 7/10 follow-ups" in result.stdout
