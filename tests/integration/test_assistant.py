@@ -395,6 +395,20 @@ def test_a_conversation_follows_its_subject_on_its_database(
     assert any("not searched now" in a for a in six.assumptions), six.assumptions
 
 
+def test_without_a_model_a_follow_ups_prompt_carries_what_it_follows(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    helper = Assistant(None, index_url=embedded_url, failure_log=False,
+                       conversations=ConversationStore(tmp_path / "conv.sqlite"))  # fmt: skip
+    assert helper.conversations is not None
+    conversation = helper.conversations.start()
+    helper.ask("how many shipped orders?", conversation=conversation, options=options())
+    follow = helper.ask("now split it by month", conversation=conversation, options=options())
+    assert follow.status == "no_model" and follow.follows == "how many shipped orders?"
+    assert follow.prompt and "- question: how many shipped orders?" in follow.prompt
+    assert "shop.orders" in follow.context["tables"]
+
+
 def test_a_turn_the_floor_emptied_is_no_subject_to_follow(
     embedded_url: str, demo_source: str, tmp_path: Path
 ) -> None:

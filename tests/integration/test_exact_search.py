@@ -1,9 +1,10 @@
 """The index's search over a few databases is exact (real embedded Postgres): its nearest
-documents do not depend on the approximate graph index, nor on what else is indexed, and the
-search leaves the connection's settings as it found them."""
+documents do not depend on the approximate graph index, nor on what else is indexed; over many
+it takes the graph index, and puts its settings back."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +63,26 @@ def test_the_nearest_documents_are_the_exact_nearest(embedded_url: str, chinook:
     cosine = matrix @ vector / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector))
     nearest = [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-cosine[i], ids[i]))[:10]]
     assert [h.id for h in hits] == nearest
+
+
+def test_a_few_documents_are_searched_exactly_and_many_through_the_graph_index(
+    embedded_url: str, chinook: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chosen: list[bool] = []
+    real = store.search_sql
+
+    def recorded(exact: bool) -> Any:
+        chosen.append(exact)
+        return real(exact)
+
+    monkeypatch.setattr(store, "search_sql", recorded)
+    vector = np.asarray(get_embedder().embed(["tracks"])[0], dtype=np.float32)
+    with psycopg.connect(embedded_url) as conn:
+        register_vector(conn)
+        store.search(conn, "tracks", vector, sources=[chinook])
+        monkeypatch.setattr(store, "RETRIEVAL", replace(store.RETRIEVAL, exact_search_documents=0))
+        before = conn.execute("SHOW hnsw.ef_search").fetchone()
+        store.search(conn, "tracks", vector, sources=[chinook])
+        # Inside the caller's open transaction, the graph index's settings are put back.
+        assert conn.execute("SHOW hnsw.ef_search").fetchone() == before
+    assert chosen == [True, False]

@@ -28,6 +28,13 @@ def test_the_subject_runs_back_to_the_turn_that_began_it() -> None:
     between = [*turns[:3], turn(4, "what does GenreId mean?", intent="explain_metadata"),
                turn(5, "just the top 5", "tracks per genre\nonly Rock")]  # fmt: skip
     assert [t.number for t in subject(between)] == [2, 3, 5]
+    # A fix in between is part of the subject (its SQL is what the next turn builds on), and
+    # a conversation that opened with a fix has it for subject.
+    fixed = [*turns[:3], turn(4, "fix: SELECT sum(Totl) …", intent="fix_query"),
+             turn(5, "now by month", "tracks per genre\nonly Rock")]  # fmt: skip
+    assert [t.number for t in subject(fixed)] == [2, 3, 4, 5]
+    opened = [turn(1, "fix: SELECT …", intent="fix_query"), turn(2, "only 2010", "fix: SELECT …")]
+    assert [t.number for t in subject(opened)] == [1, 2]
     assert follows_text(subject(turns)) == "tracks per genre\nonly Rock\njust the top 5"
 
 

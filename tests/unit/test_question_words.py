@@ -51,6 +51,9 @@ def test_word_runs_keep_marks_and_split_on_the_rest(text: str, runs: list[str]) 
         ("ss_sold_date_sk", ("ss", "sold", "date", "sk")),
         ("Größe", ("größe",)),
         ("KundenÄnderung", ("kunden", "änderung")),
+        ("CPU使用率", ("cpu", "使用率")),  # a caseless script after an acronym
+        ("ID番号", ("id", "番号")),
+        ("APIキー", ("api", "キー")),
         ("Percent (%) Eligible Free (K-12)", ("percent", "eligible", "free", "k", "12")),
     ],
 )

@@ -254,12 +254,14 @@ class Assistant:
         from schemawise.index.embed import get_embedder
         from schemawise.retrieve.relevance import DEFAULT_FLOOR
 
+        if get_embedder().name != DEFAULT_FLOOR.embedder:
+            return turns, follows_text(turns), []  # no floor to read another database's by
         # Asked on its own, under the floor and without a model: which database is it about?
         alone = self.retrieve(question, replace(options, relevance_floor=True))
         if source not in alone.graphs:
             return [], "", [f"Asked as a new question: the conversation was about {source}, "
                             f"which is not searched now."]  # fmt: skip
-        other = elsewhere(alone.pack, source, get_embedder().name == DEFAULT_FLOOR.embedder)
+        other = elsewhere(alone.pack, source, floor_applies=True)
         notes = [] if other is None else [
             f"Read as a follow-up of the earlier turns on {source}. On its own it reads as a "
             f"question about {other}: to ask that instead, start a new conversation (/new in "
@@ -282,7 +284,9 @@ class Assistant:
             retrieved = self.retrieve(question, pinned, llm, follows)
         else:
             retrieved = self.retrieve(question, options, llm)
-        history = [t.prior() for t in turns if t.sql]
+        # Every turn of the subject, with its SQL where it has one (without a model, or after
+        # a failed turn, the earlier questions still say what the follow-up builds on).
+        history = [t.prior() for t in turns]
         pack, graph = retrieved.pack, retrieved.graph
         context = {"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                    "text": pack.text, "join_paths": pack.join_paths,

@@ -33,14 +33,17 @@ SUBJECT_QUESTIONS = 3
 
 def subject(turns: Sequence[Turn]) -> list[Turn]:
     """The turns of the conversation's current subject, oldest first: back from the last turn
-    that wrote SQL (or tried to) to the one that began it (read with nothing earlier)."""
+    that wrote or fixed SQL (or tried to) to the question that began it (read with nothing
+    earlier); a conversation that opened with a fix has those turns for subject."""
     found: list[Turn] = []
     for turn in reversed(turns):
-        if turn.intent != "write_query":
-            continue  # a lookup or an explanation in between: not part of any subject
-        found.append(turn)
-        if not turn.follows:
-            break
+        if turn.intent == "fix_query":
+            found.append(turn)  # its fixed SQL is part of the subject; it begins none
+        elif turn.intent == "write_query":
+            found.append(turn)
+            if not turn.follows:
+                break
+        # a lookup or an explanation in between: not part of any subject
     return found[::-1]
 
 

@@ -19,26 +19,37 @@ GENERIC_WORDS = KEY_WORDS | frozenset(
     {"name", "type", "status", "date", "value", "description", "title", "year", "amount"}
 )
 
-# Over a name's characters as classes (U upper-case letter, L any other letter or a combining
-# mark, D digit, space for the rest): `StuID` → UULUU, whose runs are Stu and ID.
-_CAMEL = re.compile(r"U+(?=UL)|U?L+|U+|D+")
+# Over a name's characters as classes (U upper-case letter, L lower-case letter, O a letter of
+# a script without case, D digit, space for the rest; a combining mark takes its letter's
+# class): `StuID` → UULUU, whose runs are Stu and ID; `CPU使用率` → UUUOOO: CPU and 使用率.
+_CAMEL = re.compile(r"U+(?=UL)|U?L+|U+|O+|D+")
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
-def _char_class(ch: str) -> str:
-    kind = unicodedata.category(ch)
-    if kind == "Lu":
-        return "U"
-    if kind[0] in "LM":
-        return "L"
-    return "D" if kind[0] == "N" else " "
+def _classes(text: str) -> str:
+    out: list[str] = []
+    for ch in text:
+        kind = unicodedata.category(ch)
+        if kind == "Lu":
+            out.append("U")
+        elif kind in ("Ll", "Lt"):
+            out.append("L")
+        elif kind[0] == "L":
+            out.append("O")
+        elif kind[0] == "M":
+            out.append(out[-1] if out and out[-1] != " " else "O")
+        else:
+            out.append("D" if kind[0] == "N" else " ")
+    return "".join(out)
 
 
 def word_runs(text: str) -> list[str]:
     """The runs of letters, digits and combining marks of `text`, in any script (NFC):
     "São Paulo" → São, Paulo; "ग्राहक" stays whole; the underscore and punctuation split."""
+    if text.isascii():  # the common case, and a regex is several times faster
+        return _ASCII_WORD.findall(text)
     text = unicodedata.normalize("NFC", text)
-    classes = "".join(_char_class(ch) for ch in text)
-    return [text[m.start() : m.end()] for m in re.finditer(r"[ULD]+", classes)]
+    return [text[m.start() : m.end()] for m in re.finditer(r"[ULOD]+", _classes(text))]
 
 
 @lru_cache(maxsize=65536)
@@ -46,8 +57,7 @@ def split_identifier(name: str) -> tuple[str, ...]:
     """`order_items` → (order, items); `custId` → (cust, id); `StuID` → (stu, id);
     `Größe` → (größe,), in any script."""
     name = unicodedata.normalize("NFC", name)
-    classes = "".join(_char_class(ch) for ch in name)
-    return tuple(name[m.start() : m.end()].lower() for m in _CAMEL.finditer(classes))
+    return tuple(name[m.start() : m.end()].lower() for m in _CAMEL.finditer(_classes(name)))
 
 
 @lru_cache(maxsize=65536)

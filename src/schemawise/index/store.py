@@ -4,7 +4,8 @@ one SQL statement that fuses the lexical and dense rankings (reciprocal rank fus
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -352,6 +353,23 @@ def search_sql(exact: bool) -> sql.SQL:
     return sql.SQL(SEARCH_SQL.replace("{dense_order}", order))
 
 
+@contextmanager
+def _graph_index_settings(conn: psycopg.Connection[Any], exact: bool) -> Iterator[None]:
+    """The graph index's search settings for one query, put back after it: inside a caller's
+    open transaction a SET LOCAL would otherwise last until that transaction ends."""
+    if exact:
+        yield
+        return
+    names = ("hnsw.ef_search", "hnsw.iterative_scan")
+    before = [conn.execute("SELECT current_setting(%s)", (name,)).fetchone() for name in names]
+    conn.execute("SET LOCAL hnsw.ef_search = 200")
+    conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    yield  # on an error the savepoint's rollback undoes the settings
+    for name, row in zip(names, before, strict=True):
+        if row is not None:
+            conn.execute("SELECT set_config(%s, %s, true)", (name, row[0]))
+
+
 def search(
     conn: psycopg.Connection[Any],
     text: str,
@@ -367,10 +385,7 @@ def search(
     terms = lexical_terms(conn, text, sources, kinds)
     versions = current_versions(conn)
     exact = documents_in(conn, sources) <= RETRIEVAL.exact_search_documents
-    with conn.transaction():
-        if not exact:
-            conn.execute("SET LOCAL hnsw.ef_search = 200")
-            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    with conn.transaction(), _graph_index_settings(conn, exact):
         rows = conn.execute(
             search_sql(exact),
             {
