@@ -17,8 +17,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from schemawise.agent import failures
-from schemawise.agent.conversation import ConversationStore, Turn
-from schemawise.agent.follow_up import elsewhere, follows_text, subject, subject_source
+from schemawise.agent.conversation import ConversationStore
+from schemawise.agent.follow_up import (
+    Subject,
+    elsewhere,
+    follows_text,
+    not_searched,
+    subject,
+    subject_source,
+)
 from schemawise.agent.llm import HOW_TO_CONFIGURE, LLM
 from schemawise.agent.researcher import SchemaLookup
 from schemawise.agent.router import Intent, route
@@ -160,7 +167,7 @@ class Assistant:
 
     def retrieve(self, question: str, options: AskOptions, llm: LLM | None = None,
                  follows: str = "") -> Retrieved:  # fmt: skip
-        """The pack for the question (`follows`: the earlier question of a follow-up)."""
+        """The pack for the question (`follows`: a follow-up's earlier questions)."""
         import psycopg
 
         from schemawise.index.embed import get_embedder
@@ -236,57 +243,52 @@ class Assistant:
             reply.result.row_count if reply.result else None, reply.source, reply.follows,
         )  # fmt: skip
 
-    def _subject(self, question: str, options: AskOptions,
-                 conversation: str | None) -> tuple[list[Turn], str, list[str]]:  # fmt: skip
-        """The conversation's current subject, what the question is read with as its follow-up
-        ("" when it begins one), and what to tell the user about that (agent/follow_up.py)."""
+    def _subject(self, question: str, options: AskOptions, conversation: str | None) -> Subject:
+        """What the question is read with as a follow-up of its conversation's subject, and
+        what to tell the user about that (agent/follow_up.py)."""
         if self.conversations is None or conversation is None:
-            return [], "", []
+            return Subject()
         turns = subject(self.conversations.turns(conversation))
         source = subject_source(turns)
         if source is None:
-            return [], "", []  # no subject, or one no database answered: a first question
+            return Subject()  # no subject, or one no database answered: a first question
+        following = Subject(turns, follows_text(turns), source)
         if options.sources and len(options.sources) == 1:
-            if source in options.sources:
-                return turns, follows_text(turns), []
-            return [], "", [f"Asked as a new question: the conversation was about {source}, "
-                            f"which is not searched now."]  # fmt: skip
+            return following if source in options.sources else not_searched(source)
         from schemawise.index.embed import get_embedder
         from schemawise.retrieve.relevance import DEFAULT_FLOOR
 
         if get_embedder().name != DEFAULT_FLOOR.embedder:
-            return turns, follows_text(turns), []  # no floor to read another database's by
+            return following  # no floor to read another database's questions by
         # Asked on its own, under the floor and without a model: which database is it about?
         alone = self.retrieve(question, replace(options, relevance_floor=True))
         if source not in alone.graphs:
-            return [], "", [f"Asked as a new question: the conversation was about {source}, "
-                            f"which is not searched now."]  # fmt: skip
+            return not_searched(source)
         other = elsewhere(alone.pack, source, floor_applies=True)
-        notes = [] if other is None else [
+        if other is None:
+            return following
+        return replace(following, notes=[
             f"Read as a follow-up of the earlier turns on {source}. On its own it reads as a "
             f"question about {other}: to ask that instead, start a new conversation (/new in "
             f"chat) or name it as the source."
-        ]  # fmt: skip
-        return turns, follows_text(turns), notes
+        ])  # fmt: skip
 
     def _write_query(self, question: str, options: AskOptions, llm: LLM | None,
                      conversation: str | None) -> Reply:  # fmt: skip
         if options.prompt != "context":
             # The whole-schema prompt reads no pack, so an emptied one would leave it no database.
             options = replace(options, relevance_floor=False)
-        turns, follows, notes = self._subject(question, options, conversation)
-        if follows:
+        about = self._subject(question, options, conversation)
+        if about.follows and about.source:
             # A follow-up ("now split it by month") is read with its subject's questions, on the
             # subject's database (agent/follow_up.py).
-            pinned = (
-                replace(options, sources=[source]) if (source := subject_source(turns)) else options
-            )
-            retrieved = self.retrieve(question, pinned, llm, follows)
+            pinned = replace(options, sources=[about.source])
+            retrieved = self.retrieve(question, pinned, llm, about.follows)
         else:
             retrieved = self.retrieve(question, options, llm)
         # Every turn of the subject, with its SQL where it has one (without a model, or after
         # a failed turn, the earlier questions still say what the follow-up builds on).
-        history = [t.prior() for t in turns]
+        history = [t.prior() for t in about.turns]
         pack, graph = retrieved.pack, retrieved.graph
         context = {"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                    "text": pack.text, "join_paths": pack.join_paths,
@@ -297,8 +299,8 @@ class Assistant:
                       source=pack.source, context=context)  # fmt: skip
         reply.alternatives = close_calls(pack.alternatives)
         reply.assumptions = source_assumption(reply)
-        reply.follows = follows
-        reply.assumptions.extend(notes)
+        reply.follows = about.follows
+        reply.assumptions.extend(about.notes)
         if options.prompt == "context" and not pack.tables:
             # Nothing in the index is about the question: say so rather than have a model
             # write SQL against tables that have nothing to do with it.

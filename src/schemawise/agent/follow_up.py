@@ -21,6 +21,7 @@ how to ask that one (`elsewhere`). Pure: the turns and the packs in, the decisio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from schemawise.agent.conversation import Turn
 from schemawise.retrieve.pack import ContextPack
@@ -29,6 +30,22 @@ from schemawise.retrieve.source_choice import close_calls
 # The questions a follow-up is read with: the subject's first (what it is about) and its latest
 # (what it has come to); the writer's prompt shows the last three turns too.
 SUBJECT_QUESTIONS = 3
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a turn of a conversation is read with: nothing (a first question, or a new one)."""
+
+    turns: list[Turn] = field(default_factory=list)  # the subject's, oldest first
+    follows: str = ""  # its questions, one per line: "" when the turn is not a follow-up
+    source: str | None = None  # the database it was answered from
+    notes: list[str] = field(default_factory=list)  # what to tell the user about it
+
+
+def not_searched(source: str) -> Subject:
+    """A new question: the subject's database is not searched now (removed, or not named)."""
+    return Subject(notes=[f"Asked as a new question: the conversation was about {source}, "
+                          f"which is not searched now."])  # fmt: skip
 
 
 def subject(turns: Sequence[Turn]) -> list[Turn]:
