@@ -53,9 +53,12 @@ def verify_current(url: str, sample: int = 50) -> None:
         queued = conn.execute("SELECT count(*) FROM schemawise.rows_outbox").fetchone()
         assert stale == (0,), f"{stale[0] if stale else '?'} rows without a current vector"
         assert queued == (0,), "entries left in the outbox"
+        # The worker's own text: a NULL column is an empty line, not left out (with a NULL
+        # description a bare title would embed differently from the worker's "title\n").
         rows = conn.execute(
-            "SELECT concat_ws(E'\\n', title, description), sw_embedding::text "
-            "FROM recruiting.assignments ORDER BY random() LIMIT %s",
+            "SELECT concat_ws(E'\\n', coalesce(title::text, ''), coalesce(description::text, "
+            "'')), sw_embedding::text FROM recruiting.assignments "
+            "ORDER BY description IS NULL DESC, random() LIMIT %s",  # rows with a NULL: always
             (sample,),
         ).fetchall()
     embedder = get_embedder()
