@@ -87,7 +87,7 @@ def context(
     sources: list[str] | None = None,
     budget: int | None = None,
     relevance_floor: bool | None = None,
-    lexicon: bool = False,
+    lexicon: bool | None = None,
     settings: ContextSettings | None = None,
     index_url: str | None = None,
     follows: str = "",
@@ -96,13 +96,15 @@ def context(
     database, tables with reasons, join paths, pruned columns, definitions and the text.
     `budget` (tokens) overrides the one in `settings`; `relevance_floor` False turns off the
     calibrated floor (on by default: an empty pack, with the reason, for a question nothing in
-    the index is about; None keeps what `settings` say); `lexicon` reads a
-    question word the index never saw as the nearest schema word (retrieve/lexicon.py);
+    the index is about; None keeps what `settings` say); `lexicon` True reads a
+    question word the index never saw as the nearest schema word and prefers the database
+    whose words come nearest (retrieve/lexicon.py), False never does, None keeps what
+    `settings` say (by default: when more than one database is searched);
     `follows`, the earlier questions a follow-up builds on (one per line), are read with it,
     and then no floor applies (they passed it)."""
     settings = settings or ContextSettings()
-    if lexicon:
-        settings = replace(settings, lexicon=True)
+    if lexicon is not None:
+        settings = replace(settings, lexicon=lexicon)
     if budget is not None:
         settings = replace(settings, budget=budget)
     if relevance_floor is not None:

@@ -638,14 +638,15 @@ def context(
         ),
     ] = True,
     lexicon: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--lexicon",
+            "--lexicon/--no-lexicon",
             help="Also search each question word the index never saw as the nearest word the "
             'schema is named with ("vocalists" finds singer), and prefer the database whose '
-            "words come nearest.",
+            "words come nearest. Default: on when more than one database is searched.",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -1183,9 +1184,14 @@ def bench_linking(
         ),
     ] = None,
     lexicon: Annotated[
-        bool,
-        typer.Option("--lexicon", help="Read unknown question words as the nearest schema words."),
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--lexicon/--no-lexicon",
+            help="Read unknown question words as the nearest schema words. Default: with "
+            "--union only, as `context` does when more than one database is searched.",
+            show_default=False,
+        ),
+    ] = None,
     describe: Annotated[
         bool,
         typer.Option(

@@ -270,7 +270,7 @@ def test_a_follow_up_clearly_about_another_database_is_noted(
     # As the assistant asks it (Assistant._subject): on its own, of every database searched.
     searched = sorted(spider_sources.values())
     alone = api.context(str(case["question"]), sources=searched, index_url=embedded_url,
-                        relevance_floor=True)  # fmt: skip
+                        relevance_floor=True, lexicon=False)  # fmt: skip
     other = elsewhere(alone, spider_sources[str(case["from"])], floor_applies=True)
     expected = None if case.get("stays") else spider_sources[str(case["moves_to"])]
     assert other == expected, (alone.source, [(a.source, a.score) for a in alone.alternatives])

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from schemawise.graph.model import Column, SchemaGraph, Table
+from schemawise.retrieve.context import lexicon_on
 from schemawise.retrieve.lexicon import (
     Readings,
     nearest_schema_words,
@@ -14,6 +15,7 @@ from schemawise.retrieve.lexicon import (
     schema_words,
     unknown_words,
 )
+from schemawise.retrieve.settings import ContextSettings
 
 # Each word's vector: words on one axis are alike; a word not listed is far from all.
 AXES = {
@@ -135,3 +137,40 @@ def test_the_floor_reads_each_unheld_word_against_one_schema() -> None:
     assert set(nearest) == {"vocalists", "zzqx"}
     assert nearest["vocalists"] == ("singer", 1.0)
     assert nearest["zzqx"][1] < 0.5
+
+
+def test_a_large_lexicon_does_not_win_the_vote_by_its_size() -> None:
+    # "vocalists" is as near to the small schema's "singer" as to the large one's, but the
+    # large lexicon also comes near ordinary words by chance (its "name"-axis word sits where
+    # the chance sample does), so the same similarity is less telling there.
+    chance_sample = ChanceEmbedder()
+    small = graph(("singer", ["Singer_ID"]))
+    large = graph(("singer", ["Name"]), ("stadium", ["Capacity", "Year"]), ("song", ["Year"]))
+    readings = schema_readings(
+        unknown_words("vocalists"), {"small": small, "large": large}, chance_sample, 0.1
+    )
+    assert readings.near["small"] > readings.near["large"]
+
+
+class ChanceEmbedder(ToyEmbedder):
+    """The toy vectors, and ordinary words (any the toy does not list) half-way near `name`:
+    a lexicon holding `name` is near them by chance."""
+
+    name = "toy-chance"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = super().embed(texts)
+        for i, text in enumerate(texts):
+            if text not in AXES:
+                out[i, 4] = 1.0
+        return out
+
+
+@pytest.mark.parametrize(
+    ("setting", "searched", "expected"),
+    [(None, 1, False), (None, 2, True), (True, 1, True), (False, 5, False)],
+)
+def test_the_lexicon_reads_by_default_only_where_there_is_a_database_to_choose(
+    setting: bool | None, searched: int, expected: bool
+) -> None:
+    assert lexicon_on(ContextSettings(lexicon=setting), searched) is expected

@@ -262,7 +262,7 @@ def run(
     relevance_floor: bool = True,
     shared_documents: int | None = None,
     reworded: Path | None = None,
-    lexicon: bool = False,
+    lexicon: bool | None = None,
     describe: Describe | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
@@ -292,7 +292,7 @@ def _run(
     relevance_floor: bool = True,
     shared_documents: int | None = None,
     reworded: Path | None = None,
-    lexicon: bool = False,
+    lexicon: bool | None = None,
     describe: Describe | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
@@ -466,7 +466,7 @@ def _run(
         "relevance_floor": relevance_floor,
         "shared_documents": settings.shared_documents,
         "reworded": str(reworded) if reworded is not None else None,
-        "lexicon": lexicon,
+        "lexicon": lexicon if lexicon is not None else union,  # on by default when pooled
         "described": describe is not None,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),

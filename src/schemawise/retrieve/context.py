@@ -83,7 +83,8 @@ def build_context(
     # Retrieval sees one entry per sharded family, as the index does.
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
     readings = Readings()
-    if settings.lexicon:
+    searched = {s: graphs[s] for s in (sources or graphs) if s in graphs}
+    if lexicon_on(settings, len(searched)):
         # Only words the searched index never saw (in names, descriptions or values) are read
         # as schema words: a value ("APG") or a word of a description is already found. The
         # question's words only: evidence is the schema's own terms and formulas (read with
@@ -92,7 +93,6 @@ def build_context(
         seen = set().union(*store.words_found(conn, " ".join(candidates), sources).values())
         lexemes = store.word_lexemes(conn, candidates)
         unseen = [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
-        searched = {s: graphs[s] for s in (sources or graphs) if s in graphs}
         readings = schema_readings(unseen, searched, embedder, RETRIEVAL.lexicon_similarity)
     words = read_question(asked, evidence, tuple(sorted(set(readings.words.values()))))
     search = Search(
@@ -152,6 +152,12 @@ def build_context(
     # A hint beside the pack, not part of its text (nor of its tokens).
     pack.definitions.extend(small_schema_note(source, graph))
     return pack
+
+
+def lexicon_on(settings: ContextSettings, searched: int) -> bool:
+    """Whether the schema's lexicon reads the question: as `settings` say, or by default when
+    there is a database to choose (more than one searched)."""
+    return settings.lexicon if settings.lexicon is not None else searched > 1
 
 
 def naming_words(conn: psycopg.Connection[Any], named: set[str]) -> set[str]:

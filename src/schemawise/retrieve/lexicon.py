@@ -6,7 +6,16 @@ Words are compared one by one, not as sentences: a sentence embedding of "how ma
 is far from a card about singers, while the word "vocalists" is nearest to "singer" among the
 few hundred words a database's tables and columns are named with. The lexicon is each graph's
 own identifier words, embedded once per graph (and embedder) and kept with it; no list of
-English words is involved.
+English words made here is involved.
+
+How near a lexicon comes to a word depends on its size as well as on meaning: among TPC-DS's
+173 words one is near any word by chance more often than among network_1's 7 (the mean best
+similarity to a sample of ordinary words is 0.25 for TPC-DS, 0.09 for Spider's network_1). So a
+database's nearness in the vote is measured against chance: against how near its lexicon comes
+to a fixed sample of the tokenizer's words (`Lexicon.chance`, their mean and spread), in units
+of that spread. (The relevance floor's word readings keep their plain similarity: replayed on
+the same questions, a bar in these units emptied no more off-topic questions for the synonym
+questions it lost; docs/benchmarks.md.)
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import numpy as np
 
 from schemawise.graph.model import SchemaGraph
 from schemawise.graph.naming import singular
+from schemawise.known_words import vocabulary
 from schemawise.retrieve.words import content_words, identifier_words
 
 if TYPE_CHECKING:  # the embedder is handed in: this stage does no I/O of its own
@@ -25,6 +35,12 @@ if TYPE_CHECKING:  # the embedder is handed in: this stage does no I/O of its ow
 
 # Shorter identifier words are abbreviations and codes (`id`, `no`, `fk`): not worth matching.
 MIN_LETTERS = 3
+# Every how-many-th word of the tokenizer's vocabulary (10,429 words) is in the sample that
+# measures a lexicon's nearness by chance: about 520 words.
+CHANCE_SAMPLE_STEP = 20
+# The least spread a chance measure is given, so that a lexicon whose chance nearness hardly
+# varies (a tiny one, a toy embedder) does not turn every small difference into a large one.
+MIN_SPREAD = 0.01
 
 
 def schema_words(graph: SchemaGraph) -> list[str]:
@@ -37,23 +53,36 @@ def schema_words(graph: SchemaGraph) -> list[str]:
     return sorted(w for w in found if len(w) >= MIN_LETTERS and w.isalpha())
 
 
+@dataclass(frozen=True)
+class Lexicon:
+    words: list[str]
+    vectors: np.ndarray  # one unit row per word
+    # How near the lexicon comes to the chance sample's words: the mean and the spread of
+    # their best similarities.
+    chance: tuple[float, float] = (0.0, 1.0)
+
+
 # Lexicons by (schema version, embedder): `api.context` and the assistant load the graphs
 # afresh for each question, so a cache on the graph object alone would embed every word of the
 # schema again each time. A version names one schema's tables and columns exactly
 # (SchemaGraph.compute_version).
-_BY_VERSION: dict[tuple[str, str], tuple[list[str], np.ndarray]] = {}
+_BY_VERSION: dict[tuple[str, str], Lexicon] = {}
 _KEPT_VERSIONS = 64
+# The chance sample's vectors, by embedder name.
+_CHANCE_SAMPLES: dict[str, np.ndarray] = {}
 
 
-def _lexicon(graph: SchemaGraph, embedder: Embedder) -> tuple[list[str], np.ndarray]:
-    def build(g: SchemaGraph) -> tuple[list[str], np.ndarray]:
+def _lexicon(graph: SchemaGraph, embedder: Embedder) -> Lexicon:
+    def build(g: SchemaGraph) -> Lexicon:
         key = (g.version, embedder.name) if g.version else None
         if key is not None and key in _BY_VERSION:
             return _BY_VERSION[key]
         words = schema_words(g)
-        built = (
-            (words, _unit(embedder.embed(words))) if words else (words, np.zeros((0, embedder.dim)))
-        )
+        if not words:
+            built = Lexicon(words, np.zeros((0, embedder.dim)))
+        else:
+            vectors = _unit(embedder.embed(words))
+            built = Lexicon(words, vectors, _chance(vectors, embedder))
         if key is not None:
             if len(_BY_VERSION) >= _KEPT_VERSIONS:
                 _BY_VERSION.pop(next(iter(_BY_VERSION)))
@@ -61,6 +90,20 @@ def _lexicon(graph: SchemaGraph, embedder: Embedder) -> tuple[list[str], np.ndar
         return built
 
     return graph.cached(f"lexicon:{embedder.name}", build)
+
+
+def _chance(vectors: np.ndarray, embedder: Embedder) -> tuple[float, float]:
+    """The mean and spread of how near a lexicon's best word comes to the chance sample's."""
+    if embedder.name not in _CHANCE_SAMPLES:
+        words = sorted(vocabulary())[::CHANCE_SAMPLE_STEP]
+        _CHANCE_SAMPLES[embedder.name] = (
+            _unit(embedder.embed(words)) if words else np.zeros((0, embedder.dim))
+        )
+    sample = _CHANCE_SAMPLES[embedder.name]
+    if not len(sample):
+        return 0.0, 1.0
+    best = (sample @ vectors.T).max(axis=1)
+    return float(best.mean()), max(float(best.std()), MIN_SPREAD)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
@@ -81,8 +124,8 @@ class Readings:
     # word → the nearest lexicon word over every graph (searched for lexically)
     words: dict[str, str] = field(default_factory=dict)
     # graph name → how near its own lexicon comes to the unseen words: per word, by how much
-    # its best similarity beats the threshold and the average graph's, summed (_near; the
-    # database vote's `lexicon_vote`)
+    # its best similarity, measured against its chance nearness, beats chance and the average
+    # graph's, summed (_near; the database vote's `lexicon_vote`)
     near: dict[str, float] = field(default_factory=dict)
 
 
@@ -92,25 +135,25 @@ def schema_readings(
     """Each of `words` that no graph's lexicon holds → the lexicon word nearest to it over all
     the graphs, when at least `threshold` similar (cosine); and how near each graph comes."""
     lexicons = {name: _lexicon(g, embedder) for name, g in graphs.items()}
-    known = {w for names, _ in lexicons.values() for w in names}
+    known = {w for lexicon in lexicons.values() for w in lexicon.words}
     unknown = [w for w in words if w not in known and singular(w) not in known]
     if not unknown:
         return Readings()
     asked = _unit(embedder.embed(unknown))
     best: dict[str, tuple[float, str]] = {}
     nearest: dict[str, np.ndarray] = {}
-    for source, (names, vectors) in lexicons.items():
+    for source, lexicon in lexicons.items():
+        names = lexicon.words
         if not names:
             continue
-        similarity = asked @ vectors.T
-        nearest[source] = similarity.max(axis=1)
+        similarity = asked @ lexicon.vectors.T
+        mean, spread = lexicon.chance
+        nearest[source] = (similarity.max(axis=1) - mean) / spread
         for i, word in enumerate(unknown):
             j = int(np.argmax(similarity[i]))
             if similarity[i, j] >= threshold and similarity[i, j] > best.get(word, (-1.0, ""))[0]:
                 best[word] = (float(similarity[i, j]), names[j])
-    return Readings(
-        {word: reading for word, (_, reading) in best.items()}, _near(nearest, threshold)
-    )
+    return Readings({word: reading for word, (_, reading) in best.items()}, _near(nearest))
 
 
 def nearest_schema_words(
@@ -119,7 +162,8 @@ def nearest_schema_words(
     """Each of `words` that the graph's lexicon does not hold → its nearest lexicon word and
     how similar (cosine): how close a question that names nothing of the schema comes to it,
     word by word (the relevance floor's third measure)."""
-    names, vectors = _lexicon(graph, embedder)
+    lexicon = _lexicon(graph, embedder)
+    names, vectors = lexicon.words, lexicon.vectors
     held = set(names)
     unknown = [w for w in words if w not in held and singular(w) not in held]
     if not unknown or not names:
@@ -132,11 +176,12 @@ def nearest_schema_words(
     }
 
 
-def _near(nearest: dict[str, np.ndarray], threshold: float) -> dict[str, float]:
-    """Source → by how much its lexicon's nearest words beat the threshold and the average
-    source's, summed over the words: a word every schema is about as near to (a question's
-    "include", "under") tells none of them apart."""
+def _near(nearest: dict[str, np.ndarray]) -> dict[str, float]:
+    """Source → by how much its lexicon's nearest words beat chance and the average source's
+    (both in its chance spreads), summed over the words: a word every schema is about as near
+    to (a question's "include", "under") tells none of them apart, and a large lexicon does
+    not win by its size."""
     if not nearest:
         return {}
-    floor = np.maximum(np.mean(list(nearest.values()), axis=0), threshold)
+    floor = np.maximum(np.mean(list(nearest.values()), axis=0), 0.0)
     return {s: float(np.clip(v - floor, 0.0, None).sum()) for s, v in nearest.items()}

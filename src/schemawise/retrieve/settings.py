@@ -45,10 +45,11 @@ class RetrievalSettings:
     named_vote: float = 0.1
     # Column names written out. 3f14fd7: BirdUnion .967→.971, BIRD given .979→.980, Spider same
     written_vote: float = 0.3
-    # How near its lexicon comes to the words no schema uses (with `lexicon` on only). Swept
+    # How near its lexicon comes to the words no schema uses (with the lexicon on only). Swept
     # 0-1 on the even halves (2026-12-05): synonyms pooled .686 -> .757 at .25 (same at .5),
     # SpiderUnion .9942 same, BirdUnion .9739 same (.5: .9687). Odd, held out: synonyms
-    # .623 -> .681, SpiderUnion .9923 same, BirdUnion .9804 -> .9830.
+    # .623 -> .681, SpiderUnion .9923 same, BirdUnion .9804 -> .9830. Nearness measured
+    # against chance since 2026-12-07 (not re-swept): warehouses pooled .724 -> .810.
     lexicon_vote: float = 0.25
     # A runner-up this near the chosen database's vote is a close call the assistant names
     # (`close_calls`). Chosen on the even halves of SpiderUnion, BirdUnion, synonyms and the
@@ -131,7 +132,9 @@ class ContextSettings:
     # Below it the pack is empty and says why: nothing in the index is about the question
     # (retrieve/relevance.py). None: always the nearest tables, however far.
     relevance_floor: RelevanceFloor | None = DEFAULT_FLOOR
-    # Read a question word the index never saw as the nearest schema word (retrieve/lexicon.py).
-    # Off by default: it wins synonym questions and loses none of Spider/BIRD, but costs
-    # Spider 2.0 a question of 149 net (docs/benchmarks.md).
-    lexicon: bool = False
+    # Read a question word the index never saw as the nearest schema word, and prefer the
+    # database whose words come nearest (retrieve/lexicon.py). None: when more than one database
+    # is searched. There it wins synonym and unseen-warehouse questions and loses no Spider/BIRD
+    # one; with one database the readings cost Spider 2.0 and synonym questions and there is
+    # no choice of database to win (docs/benchmarks.md, "The lexicon where there is a choice").
+    lexicon: bool | None = None
