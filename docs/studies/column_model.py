@@ -5,7 +5,10 @@ Runs `bench linking` on BIRD dev (database given) for the even and the odd half 
 choice traced, fits a logistic model on the even half's non-key kept columns (gold or not) over
 19 features (the reason kept, the table's rank and relative score, the column's retrieval rank
 and relative scores, name words shared with the question, type family, table width, tier),
-and prints strict column recall and mean column share per drop threshold on both halves.
+and prints strict column recall and mean column share per drop threshold on both halves; then
+the same with five features more that pair what kind of value the question gives with what
+kind of column could hold it (a year or date and a time column, a capitalised name and a name
+column, a quoted literal and a text column; whether the column is time- or name-like).
 
 .venv/bin/python docs/studies/column_model.py ../shared/bench/bird/dev
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -26,6 +30,13 @@ from schemawise.bench import linking
 from schemawise.graph.naming import type_family
 from schemawise.retrieve.words import identifier_words
 
+# What kind of value a question gives (a year or date; a capitalised name of two words or more
+# not starting a sentence; a quoted literal) and the column words that hold such values.
+YEAR_OR_DATE = re.compile(r"\b(1[89]\d\d|20\d\d)\b|\b\d{1,4}[/-]\d{1,2}([/-]\d{1,4})?\b")
+PROPER_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
+QUOTED = re.compile(r"['\"][^'\"]{2,}['\"]")
+TIME_WORDS = {"date", "year", "time", "day", "month", "dob", "birthday", "season"}
+NAME_WORDS = {"name", "forename", "surname", "title", "firstname", "lastname"}
 WHY = ["retrieved", "shares words", "names the rows", "time column", "written out", "holds a value"]
 FAMILIES = ["text", "numeric", "temporal"]
 
@@ -46,7 +57,8 @@ def traced_run(data: Path, half: str) -> tuple[list[dict[str, Any]], dict[str, f
         picks = choose_columns(question, text, graph, tables, paths, matched, asked, meta,
                                settings)  # fmt: skip
         traces.append({
-            "tables": tables, "scores": tables_of["last"], "asked": asked,
+            "question": question, "text": text, "tables": tables, "scores": tables_of["last"],
+            "asked": asked,
             "matched": {t: sorted(matched.get(t, []), key=lambda h: -h[1]) for t in tables},
             "types": {t.name: {c.name: c.type for c in t.columns} for t in graph.tables},
             "picks": [(c.table, c.name, c.tier, c.reason) for c in picks],
@@ -104,6 +116,27 @@ def features(traces: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.n
     return np.array(rows), np.array(gold_flags, float), np.array(question), np.array(key_flags)
 
 
+def value_kinds(traces: list[dict[str, Any]]) -> np.ndarray:
+    """Per kept column: the question's kind of value paired with the column's kind."""
+    rows = []
+    for trace in traces:
+        question = trace["question"]
+        year = bool(YEAR_OR_DATE.search(question))
+        name = bool(PROPER_NAME.search(question))
+        quoted = bool(QUOTED.search(trace["text"]))
+        for table, column, _, _ in trace["picks"]:
+            words = identifier_words(column)
+            family = type_family(trace["types"][table].get(column, ""))
+            timely = family == "temporal" or bool(words & TIME_WORDS)
+            naming = bool(words & NAME_WORDS)
+            quoted_text = quoted and family == "text"
+            rows.append(
+                [float(year and timely), float(name and naming), float(quoted_text),
+                 float(timely), float(naming)]
+            )  # fmt: skip
+    return np.array(rows)
+
+
 def fit(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     weights = np.zeros(x.shape[1])
     for _ in range(3000):
@@ -134,19 +167,22 @@ def main(data: str) -> None:
     tuned, held = traced_run(Path(data), "even"), traced_run(Path(data), "odd")
     x_even, y_even, q_even, k_even = features(tuned[0])
     x_odd, y_odd, q_odd, k_odd = features(held[0])
-    mean, spread = x_even[:, 1:].mean(0), x_even[:, 1:].std(0) + 1e-9
-    for x in (x_even, x_odd):
-        x[:, 1:] = (x[:, 1:] - mean) / spread
-    weights = fit(x_even[~k_even], y_even[~k_even])
     print("as built: even", tuned[1], "odd", held[1])
-    for bar in (0.01, 0.02, 0.03, 0.05, 0.1):
-        for label, (traces, totals), x, y, q, k in (
-            ("even", tuned, x_even, y_even, q_even, k_even),
-            ("odd", held, x_odd, y_odd, q_odd, k_odd),
-        ):
-            recall, share = dropped(traces, x, y, q, k, weights, bar, totals)
-            print(f"bar {bar}: {label} strict column recall {recall:.4f}, mean share "
-                  f"{share:.4f} ({share / totals['floor']:.2f}x the floor)")  # fmt: skip
+    for label, extra in (("structural", False), ("with value kinds", True)):
+        a = np.hstack([x_even, value_kinds(tuned[0])]) if extra else x_even.copy()
+        b = np.hstack([x_odd, value_kinds(held[0])]) if extra else x_odd.copy()
+        mean, spread = a[:, 1:].mean(0), a[:, 1:].std(0) + 1e-9
+        for x in (a, b):
+            x[:, 1:] = (x[:, 1:] - mean) / spread
+        weights = fit(a[~k_even], y_even[~k_even])
+        for bar in (0.005, 0.01, 0.02, 0.03, 0.05):
+            for half, (traces, totals), x, y, q, k in (
+                ("even", tuned, a, y_even, q_even, k_even),
+                ("odd", held, b, y_odd, q_odd, k_odd),
+            ):
+                recall, share = dropped(traces, x, y, q, k, weights, bar, totals)
+                print(f"{label}, bar {bar}: {half} strict column recall {recall:.4f}, mean share "
+                      f"{share:.4f} ({share / totals['floor']:.2f}x the floor)")  # fmt: skip
 
 
 if __name__ == "__main__":
