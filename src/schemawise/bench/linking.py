@@ -466,7 +466,10 @@ def _run(
         "relevance_floor": relevance_floor,
         "shared_documents": settings.shared_documents,
         "reworded": str(reworded) if reworded is not None else None,
-        "lexicon": lexicon if lexicon is not None else union,  # on by default when pooled
+        # By default on when pooled (several databases, the default embedder).
+        "lexicon": lexicon
+        if lexicon is not None
+        else union and len(graphs) > 1 and embedder.name == DEFAULT_FLOOR.embedder,
         "described": describe is not None,
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),

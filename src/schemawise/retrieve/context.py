@@ -45,7 +45,7 @@ from schemawise.retrieve.pack import (
     TableChoice,
 )
 from schemawise.retrieve.reading import IndexRead, Search, read_index
-from schemawise.retrieve.relevance import below_floor, measure
+from schemawise.retrieve.relevance import DEFAULT_FLOOR, below_floor, measure
 from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
 from schemawise.retrieve.source_choice import vote
@@ -84,7 +84,7 @@ def build_context(
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
     readings = Readings()
     searched = {s: graphs[s] for s in (sources or graphs) if s in graphs}
-    if lexicon_on(settings, len(searched)):
+    if lexicon_on(settings, len(searched), embedder.name):
         # Only words the searched index never saw (in names, descriptions or values) are read
         # as schema words: a value ("APG") or a word of a description is already found. The
         # question's words only: evidence is the schema's own terms and formulas (read with
@@ -154,10 +154,13 @@ def build_context(
     return pack
 
 
-def lexicon_on(settings: ContextSettings, searched: int) -> bool:
+def lexicon_on(settings: ContextSettings, searched: int, embedder: str) -> bool:
     """Whether the schema's lexicon reads the question: as `settings` say, or by default when
-    there is a database to choose (more than one searched)."""
-    return settings.lexicon if settings.lexicon is not None else searched > 1
+    there is a database to choose (more than one searched) and the embedder is the one its
+    similarity bar and vote were measured with (the relevance floor's)."""
+    if settings.lexicon is not None:
+        return settings.lexicon
+    return searched > 1 and embedder == DEFAULT_FLOOR.embedder
 
 
 def naming_words(conn: psycopg.Connection[Any], named: set[str]) -> set[str]:

@@ -134,7 +134,10 @@ class ContextSettings:
     relevance_floor: RelevanceFloor | None = DEFAULT_FLOOR
     # Read a question word the index never saw as the nearest schema word, and prefer the
     # database whose words come nearest (retrieve/lexicon.py). None: when more than one database
-    # is searched. There it wins synonym and unseen-warehouse questions and loses no Spider/BIRD
-    # one; with one database the readings cost Spider 2.0 and synonym questions and there is
-    # no choice of database to win (docs/benchmarks.md, "The lexicon where there is a choice").
+    # is searched, with the default embedder (the one it was measured with). There it wins
+    # synonym and unseen-warehouse questions (pooled .547 -> .712, .776 -> .810), SpiderUnion
+    # +3 and BirdUnion +1 net, but lets more off-topic questions through (SpiderUnion .575 ->
+    # .45 empty, BirdUnion .475 -> .35); with one database the readings cost Spider 2.0 and
+    # synonym questions and there is no database to choose (docs/benchmarks.md, "The lexicon
+    # where there is a choice").
     lexicon: bool | None = None
