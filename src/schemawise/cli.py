@@ -1326,7 +1326,7 @@ def _assistant(index_url: str | None) -> Any:
 
 def _ask_options(source: list[str] | None, evidence: str, no_run: bool, max_rows: int,
                  timeout: float, tenant: str | None, max_fixes: int,
-                 relevance_floor: bool = True) -> Any:  # fmt: skip
+                 relevance_floor: bool = True, lexicon: bool | None = None) -> Any:  # fmt: skip
     from schemawise.agent.assistant import AskOptions
     from schemawise.db.guard import Limits
 
@@ -1338,7 +1338,7 @@ def _ask_options(source: list[str] | None, evidence: str, no_run: bool, max_rows
     return AskOptions(sources=source, evidence=evidence, run=not no_run,
                       limits=Limits(max_rows=max_rows, timeout_seconds=timeout),
                       tenant=tenant_value(tenant), max_fixes=max_fixes,
-                      relevance_floor=relevance_floor)  # fmt: skip
+                      relevance_floor=relevance_floor, lexicon=lexicon)  # fmt: skip
 
 
 MaxRowsOpt = Annotated[int, typer.Option("--max-rows", help="Rows returned at most.")]
@@ -1358,6 +1358,18 @@ FloorOpt = Annotated[
 ]
 
 
+LexiconOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--lexicon/--no-lexicon",
+        help="Read question words the index never saw as the nearest schema words, and prefer "
+        "the database whose words come nearest. Default: on when more than one database is "
+        "searched.",
+        show_default=False,
+    ),
+]
+
+
 @app.command(short_help="Answer a question with checked SQL and its result.")
 @handle_errors
 def ask(
@@ -1373,6 +1385,7 @@ def ask(
     max_fixes: MaxFixesOpt = 2,
     tenant: TenantOpt = None,
     relevance_floor: FloorOpt = True,
+    lexicon: LexiconOpt = None,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -1386,7 +1399,7 @@ def ask(
       schemawise ask "SELECT nam FROM shop.customers"   # checked and explained
     """
     options = _ask_options(source, evidence, no_run, max_rows, timeout, tenant, max_fixes,
-                           relevance_floor)  # fmt: skip
+                           relevance_floor, lexicon)  # fmt: skip
     helper = _assistant(index_url)
     with progress(not as_json) as say:
         say("thinking: context, SQL, checks")
@@ -1416,6 +1429,7 @@ def chat(
     timeout: TimeoutOpt = 30.0,
     tenant: TenantOpt = None,
     relevance_floor: FloorOpt = True,
+    lexicon: LexiconOpt = None,
     index_url: IndexUrlOpt = None,
 ) -> None:
     """A conversation in the terminal: each turn keeps the previous ones as context.
@@ -1426,7 +1440,8 @@ def chat(
     """
     from schemawise.show import print_context, print_reply, print_sql
 
-    options = _ask_options(source, "", False, max_rows, timeout, tenant, 2, relevance_floor)
+    options = _ask_options(source, "", False, max_rows, timeout, tenant, 2, relevance_floor,
+                           lexicon)  # fmt: skip
     helper = _assistant(index_url)
     conversation = helper.conversations.start(",".join(source or []) or None)
     out.print(f"[bold]schemawise chat[/] — {CHAT_HELP}", highlight=False)

@@ -467,3 +467,12 @@ def test_a_cheaper_model_ranks_and_its_calls_count_in_the_question(
     assert ranker.calls("rank") == 1 and writer.calls("rank") == 0
     assert reply.usage["per_call"][0]["stage"] == "rank"
     assert reply.context["tables"] == ["shop.refunds"] and reply.status == "answered"
+
+
+@pytest.mark.parametrize("lexicon", [None, True, False])
+def test_the_lexicon_option_reaches_the_context_settings(
+    lexicon: bool | None, embedded_url: str, tmp_path: Path
+) -> None:
+    helper = assistant(embedded_url, Script(), tmp_path)
+    for llm in (None, helper.llm):  # without a model, and with one ranking wide packs
+        assert helper._settings(llm, options(lexicon=lexicon, rank="model")).lexicon is lexicon
