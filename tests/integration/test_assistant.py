@@ -476,3 +476,33 @@ def test_the_lexicon_option_reaches_the_context_settings(
     helper = assistant(embedded_url, Script(), tmp_path)
     for llm in (None, helper.llm):  # without a model, and with one ranking wide packs
         assert helper._settings(llm, options(lexicon=lexicon, rank="model")).lexicon is lexicon
+
+
+def test_a_follow_ups_alone_read_is_made_without_the_lexicon(
+    embedded_url: str, demo_source: str, bench_dir: Path, tmp_path: Path
+) -> None:
+    # The note "on its own it reads as a question about …" was measured without the lexicon;
+    # with it a short follow-up's few words pull it to any schema with a near word.
+    from schemawise import api
+
+    chinook = bench_dir / "chinook" / "chinook.sqlite"
+    api.index(f"sqlite:///{chinook}", "chinook_nearest", index_url=embedded_url)
+    helper = Assistant(None, index_url=embedded_url, failure_log=False,
+                       conversations=ConversationStore(tmp_path / "conv.sqlite"))  # fmt: skip
+    assert helper.conversations is not None
+    reads: list[tuple[str, bool | None]] = []
+    retrieve = helper.retrieve
+
+    def recorded(question: str, options: AskOptions, llm: Any = None, follows: str = "") -> Any:
+        reads.append((follows, options.lexicon))
+        return retrieve(question, options, llm, follows)
+
+    helper.retrieve = recorded  # type: ignore[method-assign]
+    both = AskOptions(sources=[SOURCE, "chinook_nearest"])
+    conversation = helper.conversations.start()
+    helper.ask("how many shipped orders?", conversation=conversation, options=both)
+    reads.clear()
+    follow = helper.ask("now split it by month", conversation=conversation, options=both)
+    assert follow.follows == "how many shipped orders?"
+    assert ("", False) in reads  # the alone-read, without the lexicon
+    assert ("how many shipped orders?", None) in reads  # the follow-up itself, as asked
