@@ -643,7 +643,8 @@ def context(
             "--lexicon/--no-lexicon",
             help="Also search each question word the index never saw as the nearest word the "
             'schema is named with ("vocalists" finds singer), and prefer the database whose '
-            "words come nearest. Default: on when more than one database is searched.",
+            "words come nearest. Default: on when more than one database is searched (with the "
+            "default embedder).",
             show_default=False,
         ),
     ] = None,
@@ -1188,7 +1189,8 @@ def bench_linking(
         typer.Option(
             "--lexicon/--no-lexicon",
             help="Read unknown question words as the nearest schema words. Default: with "
-            "--union only, as `context` does when more than one database is searched.",
+            "--union only (and the default embedder), as `context` does when more than one "
+            "database is searched.",
             show_default=False,
         ),
     ] = None,
@@ -1364,7 +1366,7 @@ LexiconOpt = Annotated[
         "--lexicon/--no-lexicon",
         help="Read question words the index never saw as the nearest schema words, and prefer "
         "the database whose words come nearest. Default: on when more than one database is "
-        "searched.",
+        "searched (with the default embedder).",
         show_default=False,
     ),
 ]

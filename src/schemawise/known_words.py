@@ -3,6 +3,10 @@ default embedder's tokenizer (wordllama's, 32,000 tokens), not a list made here.
 
 Used to tell a word (`item`, `shipdate` is not one) from letters run together: identifier
 compounds (index/compounds.py) and glued abbreviations of table names (graph/naming.py).
+
+`is_word` asks a larger question, whether a string is a word of English at all, of wordfreq's
+frequency counts: the schema's lexicon and the relevance floor read only such words by meaning
+(retrieve/lexicon.py).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ MIN_ZIPF = 1.0
 def is_word(word: str) -> bool:
     """Whether `word` is a word of English at all (by wordfreq's counts), so that its meaning
     can be compared: not a code, an abbreviation glued together, or random letters."""
-    from wordfreq import zipf_frequency  # its word lists load on first use (about 0.1 s)
-
+    try:
+        from wordfreq import zipf_frequency  # its word lists load on first use (about 0.1 s)
+    except ModuleNotFoundError:  # an install without it reads every word, as before it
+        return True
     return zipf_frequency(word, "en") >= MIN_ZIPF

@@ -205,3 +205,10 @@ def test_the_chance_sample_is_embedded_once_per_embedder() -> None:
         schema_readings(unknown_words("vocalists"), {"c": copy}, embedder, 0.1)
     sample_calls = [c for c in embedder.calls if len(c) > 100]
     assert len(sample_calls) == 1
+
+
+def test_a_plural_stays_when_its_singular_is_no_word_and_a_word_is_not_split() -> None:
+    # The singular rule makes `movies` `movy`; `deadline` is a word, not dead + line.
+    words = schema_words(graph(("movies", ["title", "deadline", "species"])))
+    assert {"movies", "species", "deadline", "title"} <= set(words)
+    assert not {"movy", "specy", "dead", "line"} & set(words)

@@ -5,8 +5,8 @@ who does not know the schema's words still finds its tables.
 Words are compared one by one, not as sentences: a sentence embedding of "how many vocalists"
 is far from a card about singers, while the word "vocalists" is nearest to "singer" among the
 few hundred words a database's tables and columns are named with. The lexicon is each graph's
-own identifier words, embedded once per graph (and embedder) and kept with it; no list of
-English words made here is involved.
+own identifier words, embedded once per graph (and embedder) and kept with it; no word list
+is written here (what counts as a word of English is wordfreq's counts, below).
 
 How near a lexicon comes to a word depends on its size as well as on meaning: among TPC-DS's
 173 words one is near any word by chance more often than among network_1's 7 (the mean best
@@ -20,7 +20,9 @@ emptied no more off-topic questions for the synonym questions it lost; docs/benc
 Only words of English are compared (`known_words.is_word`), on both sides: a question's "zzqx"
 or "qwer" has no meaning to compare, nor has a schema's `hdemo` or `availqty` (letters glued
 from its names: "hive" came 0.75 near `hdemo`, "cake" 0.47 near `cdemo`). A word run together
-(`shipmode`) is read as its parts (ship, mode), as the index splits it.
+(`shipmode`) is read as its parts (ship, mode), as the index splits it. The readings are
+therefore English only: a schema or question in another language reads little or nothing
+(its words are still searched as written, and found when the index holds them).
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from schemawise.graph.model import SchemaGraph
-from schemawise.graph.naming import singular
+from schemawise.graph.naming import singular, split_identifier
 from schemawise.index.compounds import parts
 from schemawise.known_words import is_word, vocabulary
-from schemawise.retrieve.words import content_words, identifier_words
+from schemawise.retrieve.words import content_words
 
 if TYPE_CHECKING:  # the embedder is handed in: this stage does no I/O of its own
     from schemawise.index.embed import Embedder
@@ -50,16 +52,25 @@ MIN_SPREAD = 0.01
 
 
 def schema_words(graph: SchemaGraph) -> list[str]:
-    """The words the graph's tables and columns are named with, and the words of those run
-    together (`shipmode`: ship, mode, as the index splits them), that are words of English
-    (`known_words.is_word`: not `hdemo`, `availqty`), sorted."""
-    found: set[str] = set()
+    """The words the graph's tables and columns are named with that are words of English
+    (`known_words.is_word`: not `hdemo`, `availqty`), each singular when its singular is one
+    (`movies` stays `movies`: the rule's `movy` is not), and the parts of a glued word that is
+    not one (`shipmode`: ship, mode, as the index splits it; `deadline` stays whole), sorted."""
+    written: set[str] = set()
     for table in graph.tables:
-        found |= identifier_words(table.name.rsplit(".", 1)[-1])
+        written |= set(split_identifier(table.name.rsplit(".", 1)[-1]))
         for column in table.columns:
-            found |= identifier_words(column.name)
-    found |= {part for word in found if (split := parts(word)) for part in split}
-    return sorted(w for w in found if len(w) >= MIN_LETTERS and w.isalpha() and is_word(w))
+            written |= set(split_identifier(column.name))
+    found: set[str] = set()
+    for word in written:
+        if len(word) < MIN_LETTERS or not word.isalpha():
+            continue
+        one = singular(word)
+        if is_word(one) or is_word(word):
+            found.add(one if is_word(one) else word)
+        elif split := parts(word):
+            found |= {singular(part) for part in split}
+    return sorted(w for w in found if len(w) >= MIN_LETTERS and is_word(w))
 
 
 @dataclass(frozen=True)
