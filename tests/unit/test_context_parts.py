@@ -395,6 +395,20 @@ def test_a_schema_the_question_names_lifts_its_tables() -> None:
     assert "its schema is named: bitcoin" in candidates[1].reasons
 
 
+def test_the_schema_named_by_more_of_the_words_is_the_one_lifted() -> None:
+    candidates = [
+        Candidate("crypto.crypto_ethereum.blocks", 1.0),
+        Candidate("crypto.crypto_ethereum_classic.blocks", 1.0),
+        Candidate("crypto.crypto_bitcoin.blocks", 1.0),
+    ]
+    # Each schema has every word of its own named, but "classic" says which one is meant.
+    apply_schema_mentions(candidates, {"ethereum", "classic", "block"})
+    scores = {c.table.split(".")[1]: c.score for c in candidates}
+    assert scores["crypto_ethereum_classic"] > scores["crypto_ethereum"] == 1.0
+    assert scores["crypto_bitcoin"] == 1.0
+    assert candidates[0].reasons == []
+
+
 def test_one_schema_gains_nothing() -> None:
     candidates = [Candidate("sales.orders", 1.0), Candidate("sales.items", 0.5)]
     apply_schema_mentions(candidates, {"sale", "order"})

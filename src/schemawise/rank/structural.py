@@ -108,15 +108,22 @@ def apply_schema_mentions(
     """A table whose schema the question names gains up to 50%: `crypto_bitcoin.inputs` for
     a question about Bitcoin, not `crypto_dash.inputs`, whose columns read the same. Only a
     schema's distinctive words count (not `crypto`, which every schema of the source has),
-    as a share of them (`bitcoin` names `crypto_bitcoin` more than `crypto_bitcoin_cash`)."""
+    as a share of them (`bitcoin` names `crypto_bitcoin` more than `crypto_bitcoin_cash`), and
+    none when another schema is named by more of the question's words."""
     schemas = {_schema(c.table) for c in candidates} - {""}
     if len(schemas) < 2:
         return
     words = {schema: _schema_words(schema) for schema in schemas}
     everywhere = set.intersection(*words.values())
+    named_of = [(w - everywhere) & asked for w in words.values()]
     for candidate in candidates:
         own = words.get(_schema(candidate.table), set()) - everywhere
         named = own & asked
+        # "Ethereum Classic" names `crypto_ethereum_classic` (both its words), not
+        # `crypto_ethereum`, though each schema has all of its own words named: a schema whose
+        # named words another schema's include and exceed is the less specific reading.
+        if any(named < other for other in named_of):
+            continue
         if named:
             candidate.score *= 1 + tuning.schema_named * len(named) / len(own)
             candidate.reasons.append(f"its schema is named: {', '.join(sorted(named))}")
