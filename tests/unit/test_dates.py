@@ -23,13 +23,23 @@ DATE_DIM = _table(
     "date_dim", d_date_sk="INTEGER", d_date="DATE", d_year="INTEGER", d_moy="INTEGER",
     d_day_name="TEXT", d_quarter_name="TEXT",
 )  # fmt: skip
-SALES = _table("store_sales", ss_sold_date_sk="INTEGER", ss_item_sk="INTEGER", ss_net_paid="REAL")
+SALES = _table(
+    "store_sales", ss_sold_date_sk="INTEGER", ss_item_sk="INTEGER", ss_store_sk="INTEGER",
+    ss_net_paid="REAL",
+)  # fmt: skip
+# A store has dates of its own (opened, closed, the record's validity), enough to look like a
+# calendar; the key into it says nothing of dates.
+STORE = _table(
+    "store", s_store_sk="INTEGER", s_rec_start_date="DATE", s_rec_end_date="DATE",
+    s_closed_date_sk="INTEGER", s_store_name="TEXT",
+)  # fmt: skip
 ITEM = _table("item", i_item_sk="INTEGER", i_rec_start_date="DATE", i_brand="TEXT")
 STAR = SchemaGraph(
-    tables=[DATE_DIM, SALES, ITEM],
+    tables=[DATE_DIM, SALES, ITEM, STORE],
     edges=[
         _edge("store_sales", "ss_sold_date_sk", "date_dim", "d_date_sk"),
         _edge("store_sales", "ss_item_sk", "item", "i_item_sk"),
+        _edge("store_sales", "ss_store_sk", "store", "s_store_sk"),
     ],
 )
 
@@ -37,6 +47,7 @@ STAR = SchemaGraph(
 @pytest.mark.parametrize(
     ("question", "picked", "expected"),
     [
+        # Not the store, though it has three dates and the sales reference it.
         ("store sales in 2001", ["store_sales"], {"date_dim"}),
         ("sales per month by brand", ["store_sales", "item"], {"date_dim"}),
         # No time phrase: nothing to add.

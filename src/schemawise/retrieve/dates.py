@@ -47,6 +47,10 @@ def date_dimensions(question: str, graph: SchemaGraph, picked: list[str]) -> dic
                 and parent is not None
                 and parent.name not in picked
                 and parent.name not in out
+                # The key says it holds a date (`ss_sold_date_sk`): a table with dates of its
+                # own is not the calendar of every key into it (`cs_call_center_sk` points at
+                # a call centre, whose opening and closing dates make it look like one).
+                and is_time("", edge.child_columns[0])
                 and is_date_dimension(parent)
             ):
                 column = edge.child_columns[0]
