@@ -148,3 +148,32 @@ def test_columns_named_as_another_tables_composite_key_reference_it(tmp_path: Pa
         for e in _graph(tmp_path, script + rows, data_checks=False).edges
         if e.source != "foreign_key"
     )
+
+
+def test_a_part_of_a_composite_reference_may_reference_a_table_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """A batting line names its player's season on the roster, `(person, yearID)`, and through
+    `person` the player, which no name ties to `People.pid`; only the data does, and the
+    composite reference holding `person` must not hide it from the data (the Baseball
+    Databank's `Fielding.playerID`, both in a season key and a player's id)."""
+    players = [f"{last}{first}01" for last in ("aaron", "bonds", "cobb", "ruth", "mays")
+               for first in ("ha", "ba", "ty")]  # fmt: skip
+    roster = [(p, y) for p in players for y in (2001, 2002)]
+    script = f"""
+    CREATE TABLE People (pid TEXT PRIMARY KEY, nameLast TEXT);
+    CREATE TABLE Roster (person TEXT, yearID INTEGER, salary INTEGER,
+        PRIMARY KEY (person, yearID));
+    CREATE TABLE Batting (person TEXT, yearID INTEGER, HR INTEGER);
+    INSERT INTO People VALUES {", ".join(f"('{p}', '{p[:-4]}')" for p in players)},
+        ('unused01', 'unused');
+    INSERT INTO Roster VALUES {", ".join(f"('{p}', {y}, {len(p) * y})" for p, y in roster)};
+    INSERT INTO Batting VALUES {", ".join(f"('{p}', {y}, {y % 7})" for p, y in roster[::2])};
+    """
+    edges = {
+        (e.child_table, tuple(e.child_columns)): e.parent_table
+        for e in _graph(tmp_path, script).edges
+        if e.source != "foreign_key"
+    }
+    assert edges[("Batting", ("person", "yearID"))] == "Roster"
+    assert edges[("Batting", ("person",))] == "People"

@@ -199,3 +199,75 @@ def test_a_word_does_not_glue_onto_a_table_it_happens_to_spell() -> None:
     )
     found = {(c.edge.child_columns[0], c.edge.evidence.rule) for c in name_candidates(graph)}
     assert not {column for column, _ in found} & {"item_id", "plan_id"}, found
+
+
+def test_a_team_season_many_tables_hold_is_a_reference_to_it() -> None:
+    """`(yearID, teamID)` is the key of Teams: a generic part (the year) beside a specific one.
+    Thirteen tables of the Baseball Databank hold it beside keys of their own: references,
+    however many, each left to the data to confirm."""
+    from schemawise.graph.infer import composite_candidates
+
+    teams = table("Teams", "yearID", "teamID", "W", key=["yearID", "teamID"])
+    seasons = [
+        table(f"Stats{i}", "playerID", "yearID", "teamID", "G", key=["playerID", "yearID"])
+        for i in range(6)
+    ]
+    found = composite_candidates(SchemaGraph(tables=[teams, *seasons]))
+    assert {(c.edge.child_table, c.edge.parent_table) for c in found} == {
+        (f"Stats{i}", "Teams") for i in range(6)
+    }
+    assert all(c.needs_confirmation for c in found)
+    # A key of generic words alone names nothing.
+    dated = table("Rates", "year", "type", "rate", key=["year", "type"])
+    holder = table("Loans", "loan_id", "year", "type")
+    assert composite_candidates(SchemaGraph(tables=[dated, holder])) == []
+
+
+def test_the_smallest_composite_key_a_table_holds_is_its_reference() -> None:
+    """A batting line holds the team season `(yearID, teamID)` and also the key of the table of
+    player seasons on a team, `(yearID, teamID, playerID)`: the smaller key is the reference."""
+    from schemawise.graph.infer import composite_candidates
+
+    teams = table("Teams", "yearID", "teamID", key=["yearID", "teamID"])
+    appearances = table(
+        "Appearances", "yearID", "teamID", "playerID", "G_all",
+        key=["yearID", "teamID", "playerID"],
+    )  # fmt: skip
+    batting = table("Batting", "playerID", "yearID", "stint", "teamID", "HR",
+                    key=["playerID", "yearID", "stint"])  # fmt: skip
+    found = composite_candidates(SchemaGraph(tables=[teams, appearances, batting]))
+    pairs = {(c.edge.child_table, c.edge.parent_table) for c in found}
+    assert ("Batting", "Teams") in pairs and ("Appearances", "Teams") in pairs
+    assert ("Batting", "Appearances") not in pairs
+
+
+@pytest.mark.parametrize(
+    ("tables", "expected"),
+    [
+        # Named after its table alone: the key.
+        ([("concert", ["concert_id", "name"]), ("singer_in_concert", ["concert_id", "x"])],
+         {("concert", "concert_id")}),
+        # Two tables only ending in the key's name: neither settles it.
+        ([("AwardsPlayers", ["playerID", "awardID"]),
+          ("AwardsSharePlayers", ["playerID", "awardID"])], set()),
+        # One table presuming it alone: its key.
+        ([("AwardsPlayers", ["playerID", "awardID"])], {("AwardsPlayers", "playerID")}),
+        # A bare id is every table's own.
+        ([("a", ["id", "x"]), ("b", ["id", "y"])], {("a", "id"), ("b", "id")}),
+    ],
+)  # fmt: skip
+def test_a_presumed_key_belongs_to_one_table(
+    tables: list[tuple[str, list[str]]], expected: set[tuple[str, str]]
+) -> None:
+    from schemawise.graph.extract import presumed_keys
+
+    graph = SchemaGraph(tables=[table(name, *cols, key=[]) for name, cols in tables])
+    assert presumed_keys(graph) == expected
+
+
+def test_no_key_is_presumed_where_another_table_declares_it() -> None:
+    from schemawise.graph.extract import presumed_keys
+
+    people = table("People", "playerID", "nameLast", kind="TEXT")
+    awards = table("AwardsPlayers", "playerID", "awardID", key=[], kind="TEXT")
+    assert presumed_keys(SchemaGraph(tables=[people, awards])) == set()

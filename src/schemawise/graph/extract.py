@@ -175,8 +175,14 @@ def _measured_keys(
 def presumed_keys(graph: SchemaGraph) -> set[tuple[str, str]]:
     """Without data to measure (a catalog known only by its schema, as warehouses that do not
     enforce keys often are): a table's key is presumed to be its `id` column, or the key-like
-    column named after the table (`orders.order_id`), when it declares none."""
-    found: set[tuple[str, str]] = set()
+    column named after the table (`orders.order_id`), when it declares none.
+
+    A named key belongs to one table of its schema: not to any when a table declares it
+    (`People.playerID`); among tables presuming it, to the one named after it alone
+    (`concert.concert_id`, not `singer_in_concert`, whose name only ends in "concert"), and to
+    none when no such table settles it (`AwardsPlayers` and `AwardsSharePlayers`)."""
+    presumers: dict[tuple[str, str], list[tuple[str, str, bool]]] = defaultdict(list)
+    bare_ids: set[tuple[str, str]] = set()
     for table in graph.tables:
         if table.kind != "table" or table.primary_key or table.unique:
             continue
@@ -186,9 +192,26 @@ def presumed_keys(graph: SchemaGraph) -> set[tuple[str, str]]:
             if not words or words[-1] not in KEY_WORDS:
                 continue
             stem = words[:-1]
-            if not stem or (entity and ends_with(entity, stem) > 0):
-                found.add((table.name, column.name))
+            if not stem:
+                bare_ids.add((table.name, column.name))  # every table's own `id`
                 break
+            if entity and ends_with(entity, stem) > 0:
+                owner = (table.name.rpartition(".")[0], column.name.lower())
+                presumers[owner].append((table.name, column.name, tuple(entity) == tuple(stem)))
+                break
+    declared = {
+        (t.name.rpartition(".")[0], key[0].lower())
+        for t in graph.tables
+        for key in [t.primary_key, *t.unique]
+        if len(key) == 1
+    }
+    found = set(bare_ids)
+    for owner, tables in presumers.items():
+        if owner in declared:
+            continue
+        exact = [t for t in tables if t[2]]
+        chosen = tables if len(tables) == 1 else exact if len(exact) == 1 else []
+        found |= {(table, column) for table, column, _ in chosen}
     return found
 
 
@@ -235,15 +258,23 @@ def _infer(
             kept[key] = verdict
         elif previous.source != verdict.source:
             previous.evidence.notes.append(f"also found by {verdict.source}")
-    # A column placed by a name or the log is not offered to the value-only rule.
-    placed = {(e.child_table, e.child_columns[0]) for e in kept.values()}
-    placed |= {(e.child_table, c) for e in graph.edges for c in e.child_columns}
+    # A column placed by a name or the log is not offered to the value-only rule; a part of a
+    # composite reference may still reference a table of its own (`l_partkey` → part beside
+    # `(l_partkey, l_suppkey)` → partsupp), so it is not placed by one.
+    placed = {
+        (e.child_table, e.child_columns[0]) for e in kept.values() if len(e.child_columns) == 1
+    }
+    placed |= {
+        (e.child_table, e.child_columns[0]) for e in graph.edges if len(e.child_columns) == 1
+    }
     if checker is not None:
         primaries = primary_keys(graph, measured)
         for edge in _confirm_overlaps(graph, checker, overlap_candidates(graph, placed, primaries)):
             if edge.unordered_key() not in taken and edge.unordered_key() not in kept:
                 kept[edge.unordered_key()] = edge
-        placed |= {(e.child_table, e.child_columns[0]) for e in kept.values()}
+        placed |= {
+            (e.child_table, e.child_columns[0]) for e in kept.values() if len(e.child_columns) == 1
+        }
         candidates_by_column = containment_candidates(graph, placed, primaries)
         for edge in _improbable_containments(graph, checker, candidates_by_column):
             if edge.unordered_key() not in taken and edge.unordered_key() not in kept:

@@ -330,7 +330,8 @@ def name_candidates(
     return out
 
 
-# At most this many other tables may carry a composite key's names for them to be references.
+# At most this many other tables may have a composite key's names as their own key for the
+# tables holding them to be references.
 MAX_COMPOSITE_HOLDERS = 3
 
 
@@ -348,15 +349,26 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
     }
     for parent in graph.tables:
         key = parent.primary_key
-        # A generic part (`(tenant_id, id)`) names nothing: every table may have it.
-        if parent.kind != "table" or len(key) < 2 or any(is_generic(c) for c in key):
+        # A part that is only an identifier (`(tenant_id, id)`) is every table's own row id,
+        # and a key of generic words alone (`(year, type)`) names nothing; a generic part
+        # beside a specific one is a key of its own (`(yearID, teamID)`: a team's season).
+        if (
+            parent.kind != "table"
+            or len(key) < 2
+            or any(_only_identifier(c) for c in key)
+            or all(is_generic(c) for c in key)
+        ):
             continue
         holders = [
             name for name, columns in by_name.items()
             if name != parent.name and all(c.lower() in columns for c in key)
         ]  # fmt: skip
-        # A key whose names many tables carry is a convention of the schema, not a reference.
-        if len(holders) > MAX_COMPOSITE_HOLDERS:
+        # A key many tables have as their own key is a convention of the schema (each keyed
+        # by region and item), not a reference; tables that hold it beside other key columns
+        # or as plain columns (every season of a player names its team season, `(yearID,
+        # teamID)`) are the references, however many there are.
+        peers = [h for h in holders if _same_names(graph.table(h), key)]
+        if len(peers) > MAX_COMPOSITE_HOLDERS:
             continue
         for child_name in holders:
             columns = [by_name[child_name].get(c.lower()) for c in key]
@@ -379,7 +391,32 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
                 evidence=Evidence(rule="same_composite_key"),
             )
             out.append(Candidate(edge, needs_confirmation=True))
-    return out
+    return _smallest_keys(out)
+
+
+def _smallest_keys(candidates: list[Candidate]) -> list[Candidate]:
+    """A child holding a team season `(yearID, teamID)` and a player references both; that it
+    also holds the key of a table of player seasons on a team, `(yearID, teamID, playerID)`,
+    is what the smaller keys already say: the larger key is no reference of its own."""
+    names = {id(c): {n.lower() for n in c.edge.parent_columns} for c in candidates}
+    by_child: dict[str, list[Candidate]] = defaultdict(list)
+    for candidate in candidates:
+        by_child[candidate.edge.child_table].append(candidate)
+    return [
+        c
+        for c in candidates
+        if not any(names[id(o)] < names[id(c)] for o in by_child[c.edge.child_table])
+    ]
+
+
+def _only_identifier(name: str) -> bool:
+    words = split_identifier(name)
+    return not words or all(w in KEY_WORDS for w in words)
+
+
+def _same_names(table: Table | None, key: list[str]) -> bool:
+    """The table's own primary key is made of the same names (in any order)."""
+    return table is not None and {c.lower() for c in table.primary_key} == {c.lower() for c in key}
 
 
 # How many less likely parents a column's name may fall back on when the data rejects the best.
