@@ -121,10 +121,9 @@ def write_table(
         lines.append("PRIMARY KEY (" + ", ".join(f'"{c}"' for c in primary) + ")")
     for child, columns, parent, keys in foreign:
         if child == table:
-            lines.append(
-                "FOREIGN KEY (" + ", ".join(f'"{c}"' for c in columns) + f') REFERENCES "{parent}" ('
-                + ", ".join(f'"{c}"' for c in keys) + ")"
-            )  # fmt: skip
+            child_list = ", ".join(f'"{c}"' for c in columns)
+            parent_list = ", ".join(f'"{c}"' for c in keys)
+            lines.append(f'FOREIGN KEY ({child_list}) REFERENCES "{parent}" ({parent_list})')
     db.execute(f'CREATE TABLE "{table}" (\n  ' + ",\n  ".join(lines) + "\n)")
     marks = ", ".join("?" * len(header))
     # A duplicate of a declared primary key is kept out, as the database would refuse it.

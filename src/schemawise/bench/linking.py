@@ -398,7 +398,8 @@ def _run(
                 "question": case.question, "empty": not pack.tables,
                 "strict_table": row["strict_table"], "right_database": right_db,
                 # What a miss is read from: the pack's tables and the gold ones it lacks.
-                "tables": sorted(t.name for t in pack.tables), "missed": sorted(gold_entries - kept),
+                "tables": sorted(t.name for t in pack.tables),
+                "missed": sorted(gold_entries - kept),
                 "relevance": _measures(pack),
                 # The runners-up with their votes over the chosen database's (1.0: as good):
                 # what a close-call threshold is calibrated on.
