@@ -382,31 +382,32 @@ def test_the_names_metadata_gives_a_table_are_its_words(question: str, terms: se
     assert table_terms(graph, None, "InvoiceLine", question_words(question), []) <= {"line"}
 
 
-def test_a_schema_the_question_names_lifts_its_tables() -> None:
-    candidates = [
-        Candidate("crypto.crypto_dash.inputs", 1.0),
-        Candidate("crypto.crypto_bitcoin.inputs", 1.0),
-        Candidate("crypto.crypto_bitcoin_cash.inputs", 1.0),
-    ]
-    # "crypto" is in every schema: it names none of them.
-    apply_schema_mentions(candidates, {"bitcoin", "input", "crypto"})
+@pytest.mark.parametrize(
+    ("schemas", "asked", "order", "unlifted"),
+    [
+        # "crypto" is in every schema: it names none of them; "bitcoin" names the whole of
+        # `crypto_bitcoin` and half of `crypto_bitcoin_cash`.
+        (["crypto_dash", "crypto_bitcoin", "crypto_bitcoin_cash"], {"bitcoin", "input", "crypto"},
+         ["crypto_bitcoin", "crypto_bitcoin_cash"], {"crypto_dash"}),
+        # Each schema has every word of its own named, but "classic" says which one is meant.
+        (["crypto_ethereum", "crypto_ethereum_classic", "crypto_bitcoin"],
+         {"ethereum", "classic", "input"}, ["crypto_ethereum_classic"],
+         {"crypto_ethereum", "crypto_bitcoin"}),
+    ],
+)  # fmt: skip
+def test_a_schema_the_question_names_lifts_its_tables(
+    schemas: list[str], asked: set[str], order: list[str], unlifted: set[str]
+) -> None:
+    candidates = [Candidate(f"crypto.{schema}.inputs", 1.0) for schema in schemas]
+    apply_schema_mentions(candidates, asked)
     scores = {c.table.split(".")[1]: c.score for c in candidates}
-    assert scores["crypto_bitcoin"] > scores["crypto_bitcoin_cash"] > scores["crypto_dash"] == 1.0
-    assert "its schema is named: bitcoin" in candidates[1].reasons
-
-
-def test_the_schema_named_by_more_of_the_words_is_the_one_lifted() -> None:
-    candidates = [
-        Candidate("crypto.crypto_ethereum.blocks", 1.0),
-        Candidate("crypto.crypto_ethereum_classic.blocks", 1.0),
-        Candidate("crypto.crypto_bitcoin.blocks", 1.0),
-    ]
-    # Each schema has every word of its own named, but "classic" says which one is meant.
-    apply_schema_mentions(candidates, {"ethereum", "classic", "block"})
-    scores = {c.table.split(".")[1]: c.score for c in candidates}
-    assert scores["crypto_ethereum_classic"] > scores["crypto_ethereum"] == 1.0
-    assert scores["crypto_bitcoin"] == 1.0
-    assert candidates[0].reasons == []
+    lifted = [scores[schema] for schema in order]
+    assert lifted == sorted(lifted, reverse=True) and len(set(lifted)) == len(lifted)
+    assert min(lifted) > 1.0
+    assert all(scores[schema] == 1.0 for schema in unlifted)
+    for candidate in candidates:
+        named = any(r.startswith("its schema is named") for r in candidate.reasons)
+        assert named == (candidate.table.split(".")[1] in order)
 
 
 def test_one_schema_gains_nothing() -> None:
