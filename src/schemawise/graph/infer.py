@@ -22,6 +22,7 @@ from schemawise.errors import SchemawiseError
 from schemawise.graph.model import Edge, Evidence, SchemaGraph, Table
 from schemawise.graph.naming import (
     GENERIC_WORDS,
+    IDENTIFIER_WORDS,
     KEY_WORDS,
     MIN_GLUED_TAIL,
     ends_with,
@@ -333,6 +334,9 @@ def name_candidates(
 # At most this many other tables may have a composite key's names as their own key for the
 # tables holding them to be references.
 MAX_COMPOSITE_HOLDERS = 3
+# At most this many tables holding one composite key are checked on the data: a `(date,
+# store_id)` that hundreds of keyless fact tables hold would spend the checks' time budget.
+MAX_COMPOSITE_CHECKS = 40
 
 
 def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
@@ -368,7 +372,7 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
         # or as plain columns (every season of a player names its team season, `(yearID,
         # teamID)`) are the references, however many there are.
         peers = [h for h in holders if _same_names(graph.table(h), key)]
-        if len(peers) > MAX_COMPOSITE_HOLDERS:
+        if len(peers) > MAX_COMPOSITE_HOLDERS or len(holders) > MAX_COMPOSITE_CHECKS:
             continue
         for child_name in holders:
             columns = [by_name[child_name].get(c.lower()) for c in key]
@@ -391,27 +395,35 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
                 evidence=Evidence(rule="same_composite_key"),
             )
             out.append(Candidate(edge, needs_confirmation=True))
-    return _smallest_keys(out)
+    return out
 
 
-def _smallest_keys(candidates: list[Candidate]) -> list[Candidate]:
-    """A child holding a team season `(yearID, teamID)` and a player references both; that it
-    also holds the key of a table of player seasons on a team, `(yearID, teamID, playerID)`,
-    is what the smaller keys already say: the larger key is no reference of its own."""
-    names = {id(c): {n.lower() for n in c.edge.parent_columns} for c in candidates}
-    by_child: dict[str, list[Candidate]] = defaultdict(list)
-    for candidate in candidates:
-        by_child[candidate.edge.child_table].append(candidate)
-    return [
-        c
-        for c in candidates
-        if not any(names[id(o)] < names[id(c)] for o in by_child[c.edge.child_table])
-    ]
+def implied_composites(edges: list[Edge], graph: SchemaGraph) -> list[Edge]:
+    """Of the composite references the data confirmed, those another confirmed one of the same
+    child already implies: a batting line holding the team season `(yearID, teamID)` and a
+    player also holds the key of the table of player seasons on a team, `(yearID, teamID,
+    playerID)`, which says nothing the smaller key does not. Read after the data has spoken
+    (a smaller key the data rejects implies nothing), and never between tables keyed alike
+    (a return and its sale), whose shared key is the reference."""
+    composite = [e for e in edges if len(e.child_columns) > 1]
+    implied = []
+    for edge in composite:
+        names = {c.lower() for c in edge.child_columns}
+        if _same_names(graph.table(edge.child_table), edge.parent_columns):
+            continue
+        if any(
+            other.child_table == edge.child_table
+            and {c.lower() for c in other.child_columns} < names
+            for other in composite
+        ):
+            implied.append(edge)
+    return implied
 
 
 def _only_identifier(name: str) -> bool:
+    """`id`, `key`, `no`: a table's own row id, not a code that is a value too (`sku`)."""
     words = split_identifier(name)
-    return not words or all(w in KEY_WORDS for w in words)
+    return not words or all(w in IDENTIFIER_WORDS for w in words)
 
 
 def _same_names(table: Table | None, key: list[str]) -> bool:

@@ -109,7 +109,9 @@ def apply_schema_mentions(
     a question about Bitcoin, not `crypto_dash.inputs`, whose columns read the same. Only a
     schema's distinctive words count (not `crypto`, which every schema of the source has),
     as a share of them (`bitcoin` names `crypto_bitcoin` more than `crypto_bitcoin_cash`), and
-    none when another schema is named by more of the question's words."""
+    none when another schema is named by more of the question's words. A set of words cannot
+    tell "Ethereum against Ethereum Classic" from "Ethereum Classic": only the second schema is
+    lifted then, and retrieval alone must bring the first."""
     schemas = {_schema(c.table) for c in candidates} - {""}
     if len(schemas) < 2:
         return

@@ -28,6 +28,12 @@ def is_date_dimension(table: Table) -> bool:
     return dated and timed >= MIN_TIME_COLUMNS
 
 
+def mostly_time(table: Table) -> bool:
+    """Half or more of the table's columns are about time, or its name is."""
+    timed = sum(1 for c in table.columns if is_time(c.type, c.name))
+    return is_time("", table.name.rsplit(".", 1)[-1]) or 2 * timed >= len(table.columns)
+
+
 def date_dimensions(question: str, graph: SchemaGraph, picked: list[str]) -> dict[str, str]:
     """Tables of dates that picked tables without time columns of their own reference, when
     the question has a time phrase; each with the reason the pack gives."""
@@ -47,10 +53,11 @@ def date_dimensions(question: str, graph: SchemaGraph, picked: list[str]) -> dic
                 and parent is not None
                 and parent.name not in picked
                 and parent.name not in out
-                # The key says it holds a date (`ss_sold_date_sk`): a table with dates of its
-                # own is not the calendar of every key into it (`cs_call_center_sk` points at
-                # a call centre, whose opening and closing dates make it look like one).
-                and is_time("", edge.child_columns[0])
+                # A table with dates of its own is not the calendar of every key into it
+                # (`cs_call_center_sk` points at a call centre, whose opening and closing dates
+                # make it look like one): the key says it holds a date (`ss_sold_date_sk`), or
+                # the table is mostly about time (`dim_calendar` through `calendar_key`).
+                and (is_time("", edge.child_columns[0]) or mostly_time(parent))
                 and is_date_dimension(parent)
             ):
                 column = edge.child_columns[0]
