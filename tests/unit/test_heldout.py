@@ -38,8 +38,8 @@ def test_an_infinite_earned_run_average_stays_a_number() -> None:
     ("values", "kind"),
     [([1, None, 3], "INTEGER"), ([1, 2.5], "REAL"), ([1, "x"], "TEXT"), ([None], "INTEGER")],
 )
-def test_a_column_takes_the_type_all_its_values_fit(values: list[object], kind: str) -> None:
-    assert heldout._column_type(values) == kind  # type: ignore[arg-type]
+def test_a_column_takes_the_type_all_its_values_fit(values: list[heldout.Value], kind: str) -> None:
+    assert heldout._column_type(values) == kind
 
 
 def test_every_declared_key_joins_tables_of_its_database() -> None:
