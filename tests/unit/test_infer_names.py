@@ -60,6 +60,30 @@ def test_name_rules(column: str, parent: tuple[str, str] | None) -> None:
     assert parent_of(child, column) == parent
 
 
+@pytest.mark.parametrize(
+    ("owners", "parent"),
+    [
+        # One table owns the name as its key, though the name is not about that table.
+        (["People"], ("People", "playerID")),
+        # Two owners: the name alone cannot choose.
+        (["People", "Prospects"], None),
+    ],
+)
+def test_a_key_name_one_table_owns_is_a_reference(
+    owners: list[str], parent: tuple[str, str] | None
+) -> None:
+    text = {"playerID": "text"}
+    catalog = [table(name, ["playerID"], "playerID", "nameLast", types=text) for name in owners]
+    child = table("Batting", None, "playerID", "yearID", types=text)
+    graph = SchemaGraph(tables=[*catalog, child])
+    found = [
+        (c.edge.parent_table, c.edge.parent_columns[0])
+        for c in name_candidates(graph)
+        if c.edge.child_table == "Batting" and c.edge.child_columns == ["playerID"]
+    ]
+    assert found == ([parent] if parent else [])
+
+
 def test_text_column_cannot_point_at_date_key() -> None:
     child = table("events", None, "customer_id", types={"customer_id": "date"})
     assert parent_of(child, "customer_id") is None

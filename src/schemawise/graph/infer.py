@@ -151,12 +151,13 @@ def _name_score(child_col: str, key: KeyColumn) -> tuple[str, float] | None:
         consider("same_name", max(ends_with(stem, tail) for tail in tails[:1] or [()]))
         if _contains(entity, stem):
             consider("same_name", 0.9)
-    elif (
+    if (
         child_col.lower() == key.column.lower()
         and key.sole_owner
         and (not is_generic(child_col) or child_col.lower() in SPECIFIC_KEY_NAMES)
     ):
-        # frpm.CDSCode → schools.CDSCode: one table owns the name as its key.
+        # frpm.CDSCode → schools.CDSCode: one table owns the name as its key. Also when the
+        # name is not about the owner's table (People.playerID), which same-name cannot read.
         consider("shared_key", 1.0)
     if key.named_only:
         return best
