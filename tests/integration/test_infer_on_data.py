@@ -207,3 +207,38 @@ def test_a_larger_composite_key_stands_when_the_data_rejects_the_smaller(
     key = ("store_code", "day", "product_code")
     assert edges[("count_adjustments", key)] == "stock_counts"
     assert ("count_adjustments", ("store_code", "day")) not in edges
+
+
+def test_codes_with_a_few_orphans_still_reference_their_key(tmp_path: Path) -> None:
+    # 40 airport codes; flights go to 39 of them and to one the table lacks (2.5% orphans).
+    codes = [f"{a}{b}X" for a in "ABCDEFGH" for b in "KLMNP"]
+    destinations = [*codes[:39], "ZZZ"]
+    script = f"""
+    CREATE TABLE airports (faa TEXT PRIMARY KEY, name TEXT);
+    CREATE TABLE flights (id INTEGER PRIMARY KEY, dest TEXT);
+    INSERT INTO airports VALUES {", ".join(f"('{c}', 'airport {c}')" for c in codes)};
+    INSERT INTO flights VALUES {", ".join(f"({i}, '{d}')" for i, d in enumerate(destinations * 2))};
+    """
+    graph = _graph(tmp_path, script)
+    assert _joins(graph)[("flights", "dest")] == ("airports", "faa", "improbable_inclusion")
+    (edge,) = [e for e in graph.edges if e.child_columns == ["dest"]]
+    assert edge.evidence.inclusion == 0.975
+    assert any("39 of 40" in note for note in edge.evidence.notes)
+
+
+def test_a_second_key_of_the_same_rows_is_not_a_self_reference(tmp_path: Path) -> None:
+    # bbref_code equals its own row's key but for one person: another name for the row. A
+    # franchise's `became` names another row: a self-reference.
+    ids = [f"p{n:03d}x" for n in range(30)]
+    people = [(i, "b000q" if n == 0 else i) for n, i in enumerate(ids)]
+    franchises = [(f"F{n:02d}", f"F{n + 10:02d}" if n < 8 else "NULL") for n in range(20)]
+    rows = ", ".join(f"('{f}', {'NULL' if b == 'NULL' else repr(b)})" for f, b in franchises)
+    script = f"""
+    CREATE TABLE people (person_code TEXT PRIMARY KEY, bbref_code TEXT UNIQUE);
+    CREATE TABLE franchises (fr TEXT PRIMARY KEY, became TEXT);
+    INSERT INTO people VALUES {", ".join(f"('{i}', '{b}')" for i, b in people)};
+    INSERT INTO franchises VALUES {rows};
+    """
+    joins = _joins(_graph(tmp_path, script))
+    assert ("people", "bbref_code") not in joins
+    assert joins[("franchises", "became")] == ("franchises", "fr", "improbable_inclusion")

@@ -4,7 +4,12 @@ import math
 
 import pytest
 
-from schemawise.graph.containment import chance_log10, improbable_parent, normalise
+from schemawise.graph.containment import (
+    at_least_log10,
+    chance_log10,
+    improbable_parent,
+    normalise,
+)
 
 
 def values(*items: object) -> set[str]:
@@ -12,6 +17,25 @@ def values(*items: object) -> set[str]:
 
 
 SPARSE_IDS = values(1025, 1101, 1247, 1304, 1381, 1468, 1510, 1641, 1689, 1709, 1782, 1911, 1934)
+
+
+WORDS = {f"w{chr(97 + n)}q" for n in range(25)}
+WORDS_19 = set(sorted(WORDS)[:19])
+
+
+@pytest.mark.parametrize(
+    ("hits", "trials", "hit_log10", "expected"),
+    [
+        (3, 3, -1.0, -3.0),  # every trial: the product
+        (0, 5, -1.0, 0.0),  # none needed: certain
+        (1, 2, math.log10(0.5), pytest.approx(math.log10(0.75))),
+        (2, 3, math.log10(0.5), pytest.approx(math.log10(0.5))),
+    ],
+)
+def test_chance_of_at_least_so_many_hits(
+    hits: int, trials: int, hit_log10: float, expected: float
+) -> None:
+    assert at_least_log10(hits, trials, hit_log10) == expected
 
 
 @pytest.mark.parametrize(
@@ -33,6 +57,12 @@ def test_values_compare_as_integers_when_integral(value: object, text: str) -> N
         (values("asia", "europe", "africa"), values("asia", "europe", "africa", "oceania"), -3.0),
         # Not contained: no evidence at all.
         (values(1025, 9999), SPARSE_IDS, 0.0),
+        # A few orphans: 19 of 20 words found, at least 19 hits in 20 at one in ten each.
+        (WORDS_19 | {"zz"}, WORDS, pytest.approx(math.log10(20 * 0.1**19 * 0.9 + 0.1**20))),
+        # More orphans than the bar allows (18 of 20): no evidence.
+        (set(list(WORDS_19)[:18]) | {"zz", "yy"}, WORDS, 0.0),
+        # An orphan far below a dense key does not make the key look sparse.
+        (values(*range(1, 40), -1523), values(*range(1, 4080)), 0.0),
         # Numbers stored as text compare with integer keys.
         (values("1025", "1247", "1934"), SPARSE_IDS, pytest.approx(3 * math.log10(13 / 910))),
     ],

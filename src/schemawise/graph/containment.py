@@ -1,5 +1,5 @@
-"""Value containment as evidence of a join: how unlikely it is that a column's values all lie
-inside a key's values by chance.
+"""Value containment as evidence of a join: how unlikely it is that a column's values (all, or
+nearly all) lie inside a key's values by chance.
 
 Containment alone proves little when keys are small dense ranges (ids 1…20 contain any column
 of small numbers), and much when the key's values are sparse (ids 1025, 1247, 1934, …) or are
@@ -22,6 +22,10 @@ IMPROBABLE = -3.0
 WORD_VALUE_CHANCE = -1.0
 # Fewer distinct values than this fit almost any key: never evidence.
 MIN_DISTINCT = 3
+# Real references have orphans (a flight's destination missing from the airports table): a
+# column is still evidence when this share of its distinct values lies in the key, the bar the
+# name rules set for a join only the data may confirm (`extract.CONFIRM_INCLUSION`).
+MIN_FOUND_SHARE = 0.95
 
 _INTEGER = re.compile(r"-?\d+")
 
@@ -46,24 +50,53 @@ def _integers(values: Iterable[str]) -> list[int] | None:
 
 
 def chance_log10(child: set[str], parent: set[str]) -> float:
-    """log10 of the chance that `child`'s distinct values would all be found in `parent` if
-    they were unrelated. Only meaningful when they are all found (0.0 otherwise: no evidence).
+    """log10 of the chance that as many of `child`'s distinct values as are would be found in
+    `parent` if they were unrelated. 0.0 (no evidence) when fewer than `MIN_FOUND_SHARE` are.
 
-    Integers: the chance that each child value, anywhere in the child's range, hits one of the
-    parent's values in that range — 0 (certain) for a dense id range, very negative for sparse
-    keys. Other values (words, codes): each distinct value found counts `WORD_VALUE_CHANCE`.
+    Integers: each child value, anywhere in the child's range, hits one of the parent's values
+    in that range with the key's density there — 0 (certain) for a dense id range, very
+    negative for sparse keys. Other values (words, codes): each hits with `WORD_VALUE_CHANCE`.
+    The chance is that of at least that many hits among the child's values (binomial).
     """
-    if not child or not child <= parent:
+    found = len(child & parent)
+    if not child or found < MIN_FOUND_SHARE * len(child):
         return 0.0
     child_ints = _integers(child)
     if child_ints is not None:
         parent_ints = _integers(parent)
         if parent_ints is None:
             parent_ints = [int(v) for v in parent if _INTEGER.fullmatch(v)]
-        low, high = min(child_ints), max(child_ints)
+        # The range the found values span: orphans far outside it (an independence year of
+        # -1523 beside city ids 1…4079) must not make a dense key look sparse.
+        held = [int(v) for v in child & parent] or child_ints
+        low, high = min(held), max(held)
         hits = sum(1 for v in parent_ints if low <= v <= high)
-        return integer_chance_log10(len(child), hits, high - low + 1)
-    return len(child) * WORD_VALUE_CHANCE
+        density = hits / (high - low + 1)
+        if not 0 < density < 1:
+            return 0.0
+        return at_least_log10(found, len(child), math.log10(density))
+    return at_least_log10(found, len(child), WORD_VALUE_CHANCE)
+
+
+def at_least_log10(hits: int, trials: int, hit_log10: float) -> float:
+    """log10 of the chance of at least `hits` successes in `trials`, each with chance
+    10^`hit_log10`: the binomial tail, summed in logs (exactly `trials * hit_log10` when every
+    trial must succeed)."""
+    if hits >= trials:
+        return trials * hit_log10
+    p = 10.0**hit_log10
+    log_p, log_q = math.log(p), math.log1p(-p)
+    terms = [
+        math.lgamma(trials + 1)
+        - math.lgamma(j + 1)
+        - math.lgamma(trials - j + 1)
+        + j * log_p
+        + (trials - j) * log_q
+        for j in range(hits, trials + 1)
+    ]
+    top = max(terms)
+    total = top + math.log(sum(math.exp(t - top) for t in terms))
+    return min(0.0, total / math.log(10))
 
 
 def integer_chance_log10(distinct: int, held: int, span: int) -> float:
@@ -78,12 +111,14 @@ class Containment:
     parent: tuple[str, str]
     chance_log10: float
     distinct: int
+    found: int  # of the distinct values, how many the parent holds
 
 
 def improbable_parent(
     child: set[str], parents: Mapping[tuple[str, str], set[str]], *, child_unique: bool
 ) -> Containment | None:
-    """The one parent key that holds all of the child's values against the odds, or None.
+    """The one parent key that holds (nearly) all of the child's values against the odds, or
+    None.
 
     Parents whose containment is improbable by chance compete; when several do, the one whose
     values all the others also hold wins (a subtype's ids inside its supertype's: the nearest),
@@ -94,11 +129,12 @@ def improbable_parent(
         return None
     strong: list[Containment] = []
     for key, values in parents.items():
-        if not child <= values or (child_unique and values <= child):
+        if child_unique and values <= child:
             continue
         chance = chance_log10(child, values)
         if chance <= IMPROBABLE:
-            strong.append(Containment(key, round(chance, 1), len(child)))
+            found = len(child & values)
+            strong.append(Containment(key, round(chance, 1), len(child), found))
     if not strong:
         return None
     strong.sort(key=lambda c: len(parents[c.parent]))

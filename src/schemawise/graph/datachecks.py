@@ -132,6 +132,21 @@ class DataChecker:
         distinct, found = int(rows[0][0]), int(rows[0][1] or 0)
         return found / distinct, distinct
 
+    def same_row_share(self, table: str, column: str, other: str) -> float | None:
+        """Share of (a sample of) a table's rows where `column` equals `other` on the same row,
+        among rows where `column` is set; None when unknown."""
+        q = self.source.quote
+        sql = (
+            f"WITH s AS (SELECT {self.source.text_cast(q(column))} AS a, "
+            f"{self.source.text_cast(q(other))} AS b FROM {self.source.table_ref(table)} "
+            f"WHERE {q(column)} IS NOT NULL {self.source.sample_clause(self.sample_rows)}) "
+            "SELECT count(*), count(*) FILTER (WHERE a = b) FROM s"
+        )
+        rows = self._run(table, sql)
+        if not rows or not rows[0][0]:
+            return None
+        return int(rows[0][1] or 0) / int(rows[0][0])
+
     def distinct_between(self, table: str, column: str, low: int, high: int) -> int | None:
         """How many distinct values of a column lie in [low, high]: how densely a key fills a
         range, for keys too large to read whole."""

@@ -10,6 +10,7 @@ from schemawise.db.base import Source
 from schemawise.graph import cardinality, conventions
 from schemawise.graph.containment import (
     IMPROBABLE,
+    Containment,
     improbable_parent,
     integer_chance_log10,
     normalise,
@@ -416,7 +417,7 @@ def _improbable_containments(
                 known[parent] = values
         unique = checker.uniqueness(child_table, [child_column]).unique is not False
         found = improbable_parent(child, known, child_unique=unique)
-        if found is None:
+        if found is None or _names_its_own_row(checker, child_table, child_column, found):
             continue
         parent_table, parent_column = found.parent
         edges.append(
@@ -429,15 +430,31 @@ def _improbable_containments(
                 confidence=0.7,
                 evidence=Evidence(
                     rule="improbable_inclusion",
-                    inclusion=1.0,
+                    inclusion=round(found.found / found.distinct, 4),
                     notes=[
-                        f"all {found.distinct} distinct values found in parent; by chance "
+                        f"{_share_found(found)} distinct values found in parent; by chance "
                         f"about 1 in 10^{-found.chance_log10:g}"
                     ],
                 ),
             )
         )
     return edges
+
+
+def _names_its_own_row(checker: DataChecker, table: str, column: str, found: Containment) -> bool:
+    """A column of the key's own table that mostly equals its own row's key names the same row
+    another way (`People.bbrefID` beside `playerID`): a second key, not a reference to another
+    row (`TeamsFranchises.NAassoc`, the franchise a club became, differs from its own row's)."""
+    if found.parent[0] != table:
+        return False
+    share = checker.same_row_share(table, column, found.parent[1])
+    return share is None or share >= 0.5
+
+
+def _share_found(found: Containment) -> str:
+    if found.found == found.distinct:
+        return f"all {found.distinct}"
+    return f"{found.found} of {found.distinct}"
 
 
 def _add_bridges(graph: SchemaGraph) -> None:
