@@ -226,19 +226,65 @@ def test_codes_with_a_few_orphans_still_reference_their_key(tmp_path: Path) -> N
     assert any("39 of 40" in note for note in edge.evidence.notes)
 
 
-def test_a_second_key_of_the_same_rows_is_not_a_self_reference(tmp_path: Path) -> None:
-    # bbref_code equals its own row's key but for one person: another name for the row. A
-    # franchise's `became` names another row: a self-reference.
+@pytest.mark.parametrize("first", ["'b000q'", "NULL"])
+def test_a_second_key_of_the_same_rows_is_not_a_self_reference(tmp_path: Path, first: str) -> None:
+    # bbref_code equals its own row's key but for one person (another code, or none): another
+    # name for the row. A franchise's `became` names another row: a self-reference.
     ids = [f"p{n:03d}x" for n in range(30)]
-    people = [(i, "b000q" if n == 0 else i) for n, i in enumerate(ids)]
+    people = [(i, first if n == 0 else f"'{i}'") for n, i in enumerate(ids)]
     franchises = [(f"F{n:02d}", f"F{n + 10:02d}" if n < 8 else "NULL") for n in range(20)]
     rows = ", ".join(f"('{f}', {'NULL' if b == 'NULL' else repr(b)})" for f, b in franchises)
     script = f"""
     CREATE TABLE people (person_code TEXT PRIMARY KEY, bbref_code TEXT UNIQUE);
     CREATE TABLE franchises (fr TEXT PRIMARY KEY, became TEXT);
-    INSERT INTO people VALUES {", ".join(f"('{i}', '{b}')" for i, b in people)};
+    INSERT INTO people VALUES {", ".join(f"('{i}', {b})" for i, b in people)};
     INSERT INTO franchises VALUES {rows};
     """
     joins = _joins(_graph(tmp_path, script))
     assert ("people", "bbref_code") not in joins
     assert joins[("franchises", "became")] == ("franchises", "fr", "improbable_inclusion")
+
+
+def test_a_composite_key_with_a_part_named_for_a_role(tmp_path: Path) -> None:
+    # A series names the winner's and the loser's team season: (year, teamIDwinner) and
+    # (year, teamIDloser) each reference the team season (year, teamID).
+    seasons = [(y, t) for y in range(2000, 2010) for t in ("BOS", "NYA", "SLN", "LAN")]
+    series = [(y, "BOS" if y % 2 else "SLN", "NYA" if y % 3 else "LAN") for y in range(2000, 2010)]
+    script = f"""
+    CREATE TABLE Teams (yearID INTEGER, teamID TEXT, W INTEGER, PRIMARY KEY (yearID, teamID));
+    CREATE TABLE SeriesPost (yearID INTEGER, round TEXT, teamIDwinner TEXT, teamIDloser TEXT);
+    INSERT INTO Teams VALUES {", ".join(f"({y}, '{t}', 90)" for y, t in seasons)};
+    INSERT INTO SeriesPost VALUES {", ".join(f"({y}, 'WS', '{w}', '{lo}')" for y, w, lo in series)};
+    """
+    edges = {
+        (tuple(e.child_columns), e.parent_table, tuple(e.parent_columns))
+        for e in _graph(tmp_path, script).edges
+        if e.child_table == "SeriesPost" and e.via is None
+    }
+    team_season = ("Teams", ("yearID", "teamID"))
+    assert (("yearID", "teamIDwinner"), *team_season) in edges
+    assert (("yearID", "teamIDloser"), *team_season) in edges
+
+
+def test_a_self_reference_often_to_its_own_row_stands(tmp_path: Path) -> None:
+    # Deduplicated records: most are their own canonical record, the rest point at another.
+    # Not unique, so not a second key.
+    ids = [f"r{n:03d}z" for n in range(40)]
+    rows = [(i, i if n < 28 else ids[n % 28]) for n, i in enumerate(ids)]
+    script = f"""
+    CREATE TABLE records (rec TEXT PRIMARY KEY, canonical TEXT);
+    INSERT INTO records VALUES {", ".join(f"('{a}', '{b}')" for a, b in rows)};
+    """
+    joins = _joins(_graph(tmp_path, script))
+    assert joins[("records", "canonical")] == ("records", "rec", "improbable_inclusion")
+
+
+def test_a_second_key_stored_as_real_numbers_is_still_a_second_key(tmp_path: Path) -> None:
+    # pandas writes an integer column with a gap as REAL: 1037.0 is its row's id 1037.
+    ids = [1000 + 37 * n + (n * n) % 11 for n in range(30)]
+    rows = ", ".join(f"({i}, {'NULL' if n == 0 else float(i)})" for n, i in enumerate(ids))
+    script = f"""
+    CREATE TABLE people (id INTEGER PRIMARY KEY, legacy REAL UNIQUE);
+    INSERT INTO people VALUES {rows};
+    """
+    assert ("people", "legacy") not in _joins(_graph(tmp_path, script))

@@ -63,6 +63,8 @@ def test_values_compare_as_integers_when_integral(value: object, text: str) -> N
         (set(list(WORDS_19)[:18]) | {"zz", "yy"}, WORDS, 0.0),
         # An orphan far below a dense key does not make the key look sparse.
         (values(*range(1, 40), -1523), values(*range(1, 4080)), 0.0),
+        # A stray '' among small numbers is a miss, not a reason to read them as words.
+        (values(*range(18, 80), ""), values(*range(1, 101)), 0.0),
         # Numbers stored as text compare with integer keys.
         (values("1025", "1247", "1934"), SPARSE_IDS, pytest.approx(3 * math.log10(13 / 910))),
     ],
@@ -97,6 +99,21 @@ def test_sparse_ids_name_their_parent_whatever_the_column_is_called() -> None:
                 ("museum", "id"): values(1101, 1247, 1510, 1641),
             },
             ("museum", "id"),
+        ),
+        # A supertype holding every value beats a subtype holding all but one.
+        (
+            WORDS_19 | {"company"},
+            False,
+            {("person", "id"): WORDS, ("party", "id"): WORDS | {"company"}},
+            ("party", "id"),
+        ),
+        # Two unique keys sharing all but one value each way: a one-to-one link, direction
+        # unknown.
+        (
+            WORDS_19 | {"zz"},
+            True,
+            {("mailbox", "box"): WORDS_19 | {"yy"}},
+            None,
         ),
         # Two unrelated keys both hold the values against the odds: no choice.
         (

@@ -75,13 +75,24 @@ def test_a_key_name_one_table_owns_is_a_reference(
     text = {"playerID": "text"}
     catalog = [table(name, ["playerID"], "playerID", "nameLast", types=text) for name in owners]
     child = table("Batting", None, "playerID", "yearID", types=text)
-    graph = SchemaGraph(tables=[*catalog, child])
-    found = [
+    assert _parents(SchemaGraph(tables=[*catalog, child]), "Batting", "playerID") == (
+        [parent] if parent else []
+    )
+
+
+def test_a_name_that_is_no_key_is_not_a_reference_for_one_table_owning_it() -> None:
+    # `schema_migrations.version` is its table's key, but `version` does not say it is a key.
+    catalog = [table("schema_migrations", ["version"], "version")]
+    child = table("documents", ["doc_id"], "doc_id", "version")
+    assert _parents(SchemaGraph(tables=[*catalog, child]), "documents", "version") == []
+
+
+def _parents(graph: SchemaGraph, child: str, column: str) -> list[tuple[str, str]]:
+    return [
         (c.edge.parent_table, c.edge.parent_columns[0])
         for c in name_candidates(graph)
-        if c.edge.child_table == "Batting" and c.edge.child_columns == ["playerID"]
+        if c.edge.child_table == child and c.edge.child_columns == [column]
     ]
-    assert found == ([parent] if parent else [])
 
 
 def test_text_column_cannot_point_at_date_key() -> None:

@@ -21,6 +21,14 @@ from schemawise.graph.naming import (
         ("HTTPRequestLog", ("http", "request", "log")),
         ("address_line2", ("address", "line", "2")),
         ("Total-Spent", ("total", "spent")),
+        # Two capitals before a word: the pair stays whole when what follows is a word and
+        # the second capital with it is not.
+        ("teamIDwinner", ("team", "id", "winner")),
+        ("GSoffered", ("gs", "offered")),
+        ("FieldingOFsplit", ("fielding", "of", "split")),
+        ("LName", ("l", "name")),  # `name` is a word: one letter to each side
+        ("AdmFName1", ("adm", "f", "name", "1")),
+        ("teamIDlahman45", ("team", "i", "dlahman", "45")),  # `lahman` is no word: as before
         ("", ()),
     ],
 )

@@ -23,8 +23,9 @@ WORD_VALUE_CHANCE = -1.0
 # Fewer distinct values than this fit almost any key: never evidence.
 MIN_DISTINCT = 3
 # Real references have orphans (a flight's destination missing from the airports table): a
-# column is still evidence when this share of its distinct values lies in the key, the bar the
-# name rules set for a join only the data may confirm (`extract.CONFIRM_INCLUSION`).
+# column is still evidence when this share of its distinct values lies in the key, the same bar
+# as the name rules set for a join only the data may confirm (`extract.CONFIRM_INCLUSION`).
+# Under 20 distinct values it means all of them.
 MIN_FOUND_SHARE = 0.95
 
 _INTEGER = re.compile(r"-?\d+")
@@ -58,18 +59,20 @@ def chance_log10(child: set[str], parent: set[str]) -> float:
     negative for sparse keys. Other values (words, codes): each hits with `WORD_VALUE_CHANCE`.
     The chance is that of at least that many hits among the child's values (binomial).
     """
-    found = len(child & parent)
+    held = child & parent
+    found = len(held)
     if not child or found < MIN_FOUND_SHARE * len(child):
         return 0.0
-    child_ints = _integers(child)
-    if child_ints is not None:
+    # Integers when the values found are: a stray `''` or `NA` among a column of numbers is a
+    # miss, not a reason to read small numbers as words at one chance in ten each.
+    held_ints = _integers(held)
+    if held_ints is not None:
         parent_ints = _integers(parent)
         if parent_ints is None:
             parent_ints = [int(v) for v in parent if _INTEGER.fullmatch(v)]
         # The range the found values span: orphans far outside it (an independence year of
         # -1523 beside city ids 1…4079) must not make a dense key look sparse.
-        held = [int(v) for v in child & parent] or child_ints
-        low, high = min(held), max(held)
+        low, high = min(held_ints), max(held_ints)
         hits = sum(1 for v in parent_ints if low <= v <= high)
         density = hits / (high - low + 1)
         if not 0 < density < 1:
@@ -120,21 +123,26 @@ def improbable_parent(
     """The one parent key that holds (nearly) all of the child's values against the odds, or
     None.
 
-    Parents whose containment is improbable by chance compete; when several do, the one whose
-    values all the others also hold wins (a subtype's ids inside its supertype's: the nearest),
-    else none does. A unique child holding every value of its parent could be either side of a
-    one-to-one link: the direction is unknown, so that parent is not proposed.
+    Parents whose containment is improbable by chance compete: those holding the most of the
+    child's values, and of them the one whose values all the others also hold wins (a subtype's
+    ids inside its supertype's: the nearest), else none does. A unique child holding (nearly)
+    every value of its parent could be either side of a one-to-one link: the direction is
+    unknown, so that parent is not proposed.
     """
     if len(child) < MIN_DISTINCT:
         return None
     strong: list[Containment] = []
     for key, values in parents.items():
-        if child_unique and values <= child:
+        if child_unique and len(values & child) >= MIN_FOUND_SHARE * len(values):
             continue
         chance = chance_log10(child, values)
         if chance <= IMPROBABLE:
             found = len(child & values)
             strong.append(Containment(key, round(chance, 1), len(child), found))
+    # A supertype holding every value beats a subtype holding all but one: the payer who is a
+    # company is a party, not a person.
+    most = max((c.found for c in strong), default=0)
+    strong = [c for c in strong if c.found == most]
     if not strong:
         return None
     strong.sort(key=lambda c: len(parents[c.parent]))

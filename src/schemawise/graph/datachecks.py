@@ -132,13 +132,20 @@ class DataChecker:
         distinct, found = int(rows[0][0]), int(rows[0][1] or 0)
         return found / distinct, distinct
 
-    def same_row_share(self, table: str, column: str, other: str) -> float | None:
+    def same_row_share(
+        self, table: str, column: str, other: str, *, same_types: bool = True
+    ) -> float | None:
         """Share of (a sample of) a table's rows where `column` equals `other` on the same row,
-        among rows where `column` is set; None when unknown."""
+        among rows where `column` is set; None when unknown. Same-typed columns compare as they
+        are (a REAL 3.0 is the integer 3, not the text '3.0'), others as text."""
         q = self.source.quote
+
+        def cast(expression: str) -> str:
+            return expression if same_types else self.source.text_cast(expression)
+
         sql = (
-            f"WITH s AS (SELECT {self.source.text_cast(q(column))} AS a, "
-            f"{self.source.text_cast(q(other))} AS b FROM {self.source.table_ref(table)} "
+            f"WITH s AS (SELECT {cast(q(column))} AS a, {cast(q(other))} AS b "
+            f"FROM {self.source.table_ref(table)} "
             f"WHERE {q(column)} IS NOT NULL {self.source.sample_clause(self.sample_rows)}) "
             "SELECT count(*), count(*) FILTER (WHERE a = b) FROM s"
         )

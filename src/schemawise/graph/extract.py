@@ -37,6 +37,7 @@ from schemawise.graph.naming import (
     entity_words,
     singular_words,
     split_identifier,
+    type_family,
     types_compatible,
 )
 
@@ -394,8 +395,8 @@ def _improbable_containments(
     checker: DataChecker,
     candidates: dict[tuple[str, str], list[tuple[str, str]]],
 ) -> list[Edge]:
-    """Joins no name suggests, kept when one key holds all of a column's values against the
-    odds (sparse ids, words): see `containment.improbable_parent`."""
+    """Joins no name suggests, kept when one key holds all or nearly all of a column's values
+    against the odds (sparse ids, words): see `containment.improbable_parent`."""
     parent_values: dict[tuple[str, str], set[str] | None] = {}
 
     def values_of(table: str, column: str, whole: bool) -> set[str] | None:
@@ -417,7 +418,9 @@ def _improbable_containments(
                 known[parent] = values
         unique = checker.uniqueness(child_table, [child_column]).unique is not False
         found = improbable_parent(child, known, child_unique=unique)
-        if found is None or _names_its_own_row(checker, child_table, child_column, found):
+        if found is None or _names_its_own_row(
+            graph, checker, child_table, child_column, found, unique=unique
+        ):
             continue
         parent_table, parent_column = found.parent
         edges.append(
@@ -441,14 +444,38 @@ def _improbable_containments(
     return edges
 
 
-def _names_its_own_row(checker: DataChecker, table: str, column: str, found: Containment) -> bool:
-    """A column of the key's own table that mostly equals its own row's key names the same row
-    another way (`People.bbrefID` beside `playerID`): a second key, not a reference to another
-    row (`TeamsFranchises.NAassoc`, the franchise a club became, differs from its own row's)."""
-    if found.parent[0] != table:
+def _names_its_own_row(
+    graph: SchemaGraph,
+    checker: DataChecker,
+    table: str,
+    column: str,
+    found: Containment,
+    *,
+    unique: bool,
+) -> bool:
+    """A unique column of the key's own table that mostly equals its own row's key names the
+    same row another way (`People.bbrefID` beside `playerID`): a second key, not a reference to
+    another row (`TeamsFranchises.NAassoc`, the franchise a club became, differs from its own
+    row's; a record's `canonical`, often itself, is not unique). Unknown: a reference, as
+    before the question was asked."""
+    if found.parent[0] != table or not unique:
         return False
-    share = checker.same_row_share(table, column, found.parent[1])
-    return share is None or share >= 0.5
+    share = checker.same_row_share(
+        table, column, found.parent[1], same_types=_numbers_or_alike(graph, table, column, found)
+    )
+    return share is not None and share >= 0.5
+
+
+def _numbers_or_alike(graph: SchemaGraph, table: str, column: str, found: Containment) -> bool:
+    """Two columns compare as they are when of one type family or both numbers (a REAL 3.0 is
+    the INTEGER 3, though its text is '3.0'); else as text."""
+    holder = graph.table(table)
+    first = holder.column(column) if holder else None
+    second = holder.column(found.parent[1]) if holder else None
+    if first is None or second is None:
+        return False
+    families = {type_family(first.type), type_family(second.type)}
+    return "any" not in families and (len(families) == 1 or families == {"integer", "number"})
 
 
 def _share_found(found: Containment) -> str:

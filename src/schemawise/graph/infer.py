@@ -19,7 +19,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import traverse_scope
 
 from schemawise.errors import SchemawiseError
-from schemawise.graph.model import Edge, Evidence, SchemaGraph, Table
+from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
 from schemawise.graph.naming import (
     GENERIC_WORDS,
     IDENTIFIER_WORDS,
@@ -151,13 +151,15 @@ def _name_score(child_col: str, key: KeyColumn) -> tuple[str, float] | None:
         consider("same_name", max(ends_with(stem, tail) for tail in tails[:1] or [()]))
         if _contains(entity, stem):
             consider("same_name", 0.9)
+    key_like = not is_generic(child_col) and col_words[-1:] and col_words[-1] in KEY_WORDS
     if (
         child_col.lower() == key.column.lower()
         and key.sole_owner
-        and (not is_generic(child_col) or child_col.lower() in SPECIFIC_KEY_NAMES)
+        and (key_like or child_col.lower() in SPECIFIC_KEY_NAMES)
     ):
-        # frpm.CDSCode → schools.CDSCode: one table owns the name as its key. Also when the
-        # name is not about the owner's table (People.playerID), which same-name cannot read.
+        # frpm.CDSCode → schools.CDSCode: one table owns the name as its key. Also a name
+        # that says it is a key but not about the owner's table (People.playerID), which
+        # same-name cannot read; not any name a table has as its key (`version`, `token`).
         consider("shared_key", 1.0)
     if key.named_only:
         return best
@@ -373,10 +375,18 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
         # or as plain columns (every season of a player names its team season, `(yearID,
         # teamID)`) are the references, however many there are.
         peers = [h for h in holders if _same_names(graph.table(h), key)]
-        if len(peers) > MAX_COMPOSITE_HOLDERS or len(holders) > MAX_COMPOSITE_CHECKS:
+        # Tables holding the key with one part named for a role (a series' winner and loser
+        # team season: `(yearID, teamIDwinner)`), a candidate for each role.
+        roles = [
+            (name, {part.lower(): column})
+            for name, columns in by_name.items()
+            if name != parent.name and name not in holders
+            for part, column in _role_named_parts(key, columns)
+        ]
+        if len(peers) > MAX_COMPOSITE_HOLDERS or len(holders) + len(roles) > MAX_COMPOSITE_CHECKS:
             continue
-        for child_name in holders:
-            columns = [by_name[child_name].get(c.lower()) for c in key]
+        for child_name, named in [*((h, {}) for h in holders), *roles]:
+            columns = [named.get(c.lower()) or by_name[child_name].get(c.lower()) for c in key]
             child = graph.table(child_name)
             if child is None:
                 continue
@@ -397,6 +407,32 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
             )
             out.append(Candidate(edge, needs_confirmation=True))
     return out
+
+
+def _role_named_parts(key: list[str], columns: dict[str, Column]) -> list[tuple[str, Column]]:
+    """When a table holds every part of a composite key by name but one, the columns named as
+    that part with role words before or after it (`teamIDwinner`, `home_team_id` for
+    `teamID`, `team_id`): (part, column) for each. Not for a generic part (`year`): a role of
+    a year is a date of its own."""
+    missing = [part for part in key if part.lower() not in columns]
+    if len(missing) != 1 or is_generic(missing[0]):
+        return []
+    part_words = split_identifier(missing[0])
+    n = len(part_words)
+    found = []
+    for column in columns.values():
+        words = split_identifier(column.name)
+        if len(words) <= n:
+            continue
+        if words[:n] == part_words:
+            extra = words[n:]
+        elif words[-n:] == part_words:
+            extra = words[:-n]
+        else:
+            continue
+        if extra and all(w.isalpha() and w not in KEY_WORDS for w in extra):
+            found.append((missing[0], column))
+    return found
 
 
 def implied_composites(edges: list[Edge], graph: SchemaGraph) -> list[Edge]:

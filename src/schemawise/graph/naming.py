@@ -6,7 +6,7 @@ import re
 import unicodedata
 from functools import cache, lru_cache
 
-from schemawise.known_words import vocabulary
+from schemawise.known_words import is_word, vocabulary
 
 # Words that name a key rather than an entity: `customer_id`, `CountryCode`, `cust_ref`.
 KEY_WORDS = frozenset(
@@ -57,7 +57,34 @@ def split_identifier(name: str) -> tuple[str, ...]:
     """`order_items` → (order, items); `custId` → (cust, id); `StuID` → (stu, id);
     `Größe` → (größe,), in any script."""
     name = unicodedata.normalize("NFC", name)
-    return tuple(name[m.start() : m.end()].lower() for m in _CAMEL.finditer(_classes(name)))
+    parts = [name[m.start() : m.end()] for m in _CAMEL.finditer(_classes(name))]
+    return tuple(p.lower() for p in _two_capitals(parts))
+
+
+def _two_capitals(parts: list[str]) -> list[str]:
+    """Two capitals before a lower-case word split as camel case reads a longer run
+    (`HTTPServer` → HTTP, Server), one letter to each side: right for `LName` (L, Name), wrong
+    for `teamIDwinner` (I, Dwinner), `GSoffered` (G, Soffered). The pair stays whole when what
+    follows it is a word of English and the second capital with it is not."""
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        part, following = parts[i], parts[i + 1] if i + 1 < len(parts) else ""
+        if (
+            len(part) == 1
+            and part.isupper()
+            and len(following) > 2
+            and following[0].isupper()
+            and following[1:].islower()
+            and is_word(following[1:].lower())
+            and not is_word(following.lower())
+        ):
+            out += [part + following[0], following[1:]]
+            i += 2
+            continue
+        out.append(part)
+        i += 1
+    return out
 
 
 @lru_cache(maxsize=65536)
