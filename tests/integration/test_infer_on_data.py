@@ -10,6 +10,7 @@ import pytest
 from schemawise.db import connect
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import SchemaGraph
+from schemawise.graph.paths import connecting_tree
 
 STUDENTS = [1025, 1101, 1247, 1304, 1381, 1468, 1510, 1641, 1689, 1709, 1782, 1911, 1934]
 
@@ -288,3 +289,19 @@ def test_a_second_key_stored_as_real_numbers_is_still_a_second_key(tmp_path: Pat
     INSERT INTO people VALUES {rows};
     """
     assert ("people", "legacy") not in _joins(_graph(tmp_path, script))
+
+
+def test_a_declared_join_with_orphans_says_so_on_its_path(tmp_path: Path) -> None:
+    # 1 of 20 destinations is not in the airports table: an inner join drops its flights.
+    script = f"""
+    CREATE TABLE airports (faa TEXT PRIMARY KEY, name TEXT);
+    CREATE TABLE flights (id INTEGER PRIMARY KEY, dest TEXT REFERENCES airports (faa));
+    INSERT INTO airports VALUES {", ".join(f"('A{n:02d}', 'airport {n}')" for n in range(19))};
+    INSERT INTO flights VALUES {", ".join(f"({n}, 'A{n % 20:02d}')" for n in range(60))};
+    """
+    graph = _graph(tmp_path, script)
+    (edge,) = [e for e in graph.edges if e.source == "foreign_key"]
+    assert edge.evidence.inclusion == 0.95
+    path = connecting_tree(graph, ["flights", "airports"])
+    assert path.edges[0].inclusion == 0.95
+    assert any(w.startswith("5% of the values of flights.dest") for w in path.warnings)

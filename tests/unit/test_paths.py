@@ -212,3 +212,32 @@ def test_long_edge_notes_are_shortened_at_a_word() -> None:
     console.print(graph_tables(graph))
     text = console.export_text()
     assert "parentvalue …" in text and "parentval…" not in text
+
+
+@pytest.mark.parametrize(
+    ("inclusion", "expected"),
+    [
+        (None, None),  # not measured: nothing to say
+        (1.0, None),
+        (0.96, "4% of the values of flights.dest have no airports row"),
+        (0.9955, "under 1% of the values of flights.dest have no airports row"),
+        (0.0, "no value of flights.dest is found in airports: the join returns no rows"),
+    ],
+)
+def test_a_join_with_orphans_warns_that_an_inner_join_drops_rows(
+    inclusion: float | None, expected: str | None
+) -> None:
+    edge = PathEdge(
+        left="flights",
+        right="airports",
+        on=[("dest", "faa")],
+        cardinality="many_to_one",
+        source="foreign_key",
+        inclusion=inclusion,
+    )
+    _, warnings = grain_and_warnings(["flights", "airports"], [edge])
+    orphans = [w for w in warnings if "airports row" in w or "no value" in w]
+    if expected is None:
+        assert orphans == []
+    else:
+        assert len(orphans) == 1 and orphans[0].startswith(expected)

@@ -32,6 +32,8 @@ class PathEdge(BaseModel):
     on: list[tuple[str, str]]  # (child column, parent column) pairs
     cardinality: Cardinality
     source: str
+    # Share of the child's distinct values (a sample) found in the parent, when measured.
+    inclusion: float | None = None
 
     def condition(self) -> str:
         return " AND ".join(f"{self.left}.{c} = {self.right}.{p}" for c, p in self.on)
@@ -243,6 +245,7 @@ def connecting_tree(graph: SchemaGraph, tables: list[str]) -> JoinPath:
                 on=list(zip(edge.child_columns, edge.parent_columns, strict=True)),
                 cardinality=edge.cardinality,
                 source=edge.source,
+                inclusion=edge.evidence.inclusion,
             )
         )
     path = JoinPath(tables=order, edges=edges)
@@ -259,6 +262,32 @@ def grain_and_warnings(tables: list[str], edges: list[PathEdge]) -> tuple[str, l
     """
     if not edges:
         return (f"one row per {tables[0]} row" if tables else ""), []
+    grain, warnings = _grain_and_aggregate_warnings(tables, edges)
+    return grain, warnings + [w for e in edges if (w := orphan_warning(e))]
+
+
+def orphan_warning(edge: PathEdge) -> str | None:
+    """A join whose child values are not all in the parent drops rows as an inner join: the
+    count or sum comes out short, with nothing to say so."""
+    if edge.inclusion is None or edge.inclusion >= 1.0:
+        return None
+    columns = ", ".join(f"{edge.left}.{c}" for c, _ in edge.on)
+    if edge.inclusion == 0.0:
+        return (
+            f"no value of {columns} is found in {edge.right}: the join returns no rows; "
+            "compare the values on both sides (spaces, case, types) before joining"
+        )
+    missing = 1.0 - edge.inclusion
+    share = "under 1%" if missing < 0.01 else f"{round(missing * 100)}%"
+    return (
+        f"{share} of the values of {columns} have no {edge.right} row (measured on distinct "
+        f"values): an inner join drops those {edge.left} rows; LEFT JOIN {edge.right} keeps them"
+    )
+
+
+def _grain_and_aggregate_warnings(
+    tables: list[str], edges: list[PathEdge]
+) -> tuple[str, list[str]]:
     parents_of: dict[str, list[PathEdge]] = {t: [] for t in tables}
     children_of: dict[str, list[PathEdge]] = {t: [] for t in tables}
     for edge in edges:
