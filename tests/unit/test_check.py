@@ -298,3 +298,46 @@ def test_a_column_of_a_table_already_read_says_which_alias_to_write(sql: str) ->
     [problem] = [p for p in check_sql(sql, _SPELLING).errors if p.type == "unknown_column"]
     column = problem.model_dump()["column"]
     assert problem.hint.endswith(f"which this query reads as o: write o.{column}.")
+
+
+def _with_orphans(inclusion: float) -> SchemaGraph:
+    """The shop graph with `refunds.order_id → orders` measured: that share of refunds' order
+    ids are in orders."""
+    graph = GRAPH.model_copy(deep=True)
+    for e in graph.edges:
+        if e.child_table == "refunds":
+            e.evidence.inclusion = inclusion
+    return graph
+
+
+@pytest.mark.parametrize(
+    ("sql", "inclusion", "warned"),
+    [
+        # An inner join, written either way, drops the refunds whose order is missing.
+        ("SELECT count(*) FROM refunds r JOIN orders o ON o.order_id = r.order_id", 0.9, True),
+        ("SELECT count(*) FROM orders o, refunds r WHERE o.order_id = r.order_id", 0.9, True),
+        # None of the values match: the join returns nothing.
+        ("SELECT count(*) FROM refunds r JOIN orders o ON o.order_id = r.order_id", 0.0, True),
+        # An outer join keeps them; a join with no orphans has nothing to say.
+        (
+            "SELECT count(*) FROM refunds r LEFT JOIN orders o ON o.order_id = r.order_id",
+            0.9,
+            False,
+        ),
+        (
+            "SELECT count(*) FROM orders o RIGHT JOIN refunds r ON o.order_id = r.order_id",
+            0.9,
+            False,
+        ),
+        ("SELECT count(*) FROM refunds r JOIN orders o ON o.order_id = r.order_id", 1.0, False),
+    ],
+)
+def test_an_inner_join_over_orphans_is_a_warning(sql: str, inclusion: float, warned: bool) -> None:
+    result = check_sql(sql, _with_orphans(inclusion))
+    orphans = [p for p in result.warnings if p.type == "orphan_join"]
+    assert result.ok
+    assert len(orphans) == (1 if warned else 0)
+    if warned and inclusion == 0.0:
+        assert "returns no rows" in orphans[0].message
+    elif warned:
+        assert orphans[0].message.startswith("10% of the values of refunds.order_id")

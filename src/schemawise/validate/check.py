@@ -13,6 +13,7 @@ from schemawise.graph.model import SchemaGraph
 from schemawise.validate.checks import cartesian_problems, join_problems
 from schemawise.validate.fanout import fanout_problems
 from schemawise.validate.joins import analyse
+from schemawise.validate.orphans import orphan_problems
 from schemawise.validate.problems import SqlProblem
 from schemawise.validate.resolve import resolve
 from schemawise.validate.rules import Rule, rule_problems
@@ -100,6 +101,7 @@ def _analyse(
                     "cardinality": pair.edge.cardinality if pair.edge else None,
                 }
             )
+        result.warnings.extend(orphan_problems(facts))
         risks = fanout_problems(facts, graph)
         result.fanout.extend(risks)
         for risk in risks:
