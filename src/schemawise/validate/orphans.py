@@ -14,7 +14,7 @@ from schemawise.validate.joins import ScopeJoins
 from schemawise.validate.problems import SqlProblem
 
 
-def _outer_joined(select: exp.Expression) -> set[str]:
+def _outer_joined(select: exp.Expr) -> set[str]:
     """Aliases this SELECT joins with LEFT, RIGHT or FULL, and the sources such a join keeps
     (a RIGHT or FULL join keeps the rows of what came before it)."""
     if not isinstance(select, exp.Select):
