@@ -70,6 +70,13 @@ def test_sqlite(tmp_path: Path) -> None:
     _check_small_schema(graph)
     assert graph.dialect == "sqlite"
     assert graph.table("scans").row_count == 4  # type: ignore[union-attr]
+    # SQLite does not keep declared keys unless asked per connection: measured for orphans.
+    assert _declared_inclusion(graph) == 1.0
+
+
+def _declared_inclusion(graph: SchemaGraph) -> float | None:
+    (declared,) = [e for e in graph.edges if e.source == "foreign_key" and e.via is None]
+    return declared.evidence.inclusion
 
 
 def _make_duckdb(path: Path) -> None:
@@ -87,6 +94,8 @@ def test_duckdb(tmp_path: Path) -> None:
         graph = extract_graph(source)
     _check_small_schema(graph)
     assert graph.dialect == "duckdb"
+    # DuckDB keeps its declared keys: no orphans to look for, no check spent on them.
+    assert _declared_inclusion(graph) is None
 
 
 def test_postgres_user_database(embedded_url: str) -> None:

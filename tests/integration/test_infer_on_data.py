@@ -305,3 +305,19 @@ def test_a_declared_join_with_orphans_says_so_on_its_path(tmp_path: Path) -> Non
     path = connecting_tree(graph, ["flights", "airports"])
     assert path.edges[0].inclusion == 0.95
     assert any(w.startswith("5% of the values of flights.dest") for w in path.warnings)
+
+
+def test_declared_numbers_stored_as_real_are_not_orphans(tmp_path: Path) -> None:
+    # pandas writes an integer column with a gap as REAL: 3.0 is airport 3, though its text
+    # is '3.0'.
+    script = f"""
+    CREATE TABLE airports (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE TABLE flights (fid INTEGER PRIMARY KEY, dest REAL REFERENCES airports (id));
+    INSERT INTO airports VALUES {", ".join(f"({n}, 'a{n}')" for n in range(1, 21))};
+    INSERT INTO flights VALUES {", ".join(f"({n}, {float(n % 20 + 1)})" for n in range(60))};
+    """
+    graph = _graph(tmp_path, script)
+    (edge,) = [e for e in graph.edges if e.source == "foreign_key"]
+    assert edge.evidence.inclusion == 1.0
+    warnings = connecting_tree(graph, ["flights", "airports"]).warnings
+    assert not any("no value" in w or "have no airports row" in w for w in warnings)

@@ -2,7 +2,14 @@
 
 import pytest
 
-from schemawise.graph.infer import QueryLogEntry, join_pairs, name_candidates, query_log_candidates
+from schemawise.graph.infer import (
+    MAX_COMPOSITE_CHECKS,
+    QueryLogEntry,
+    composite_candidates,
+    join_pairs,
+    name_candidates,
+    query_log_candidates,
+)
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
 
 
@@ -186,3 +193,36 @@ def test_no_sibling_reference_when_ambiguous_or_generic(
     graph = _sets_catalog(*declared)
     rules = {c.edge.evidence.rule for c in name_candidates(graph)}
     assert "same_as_declared" not in rules
+
+
+def _composites(*tables: Table) -> set[tuple[str, tuple[str, ...]]]:
+    return {
+        (c.edge.child_table, tuple(c.edge.child_columns))
+        for c in composite_candidates(SchemaGraph(tables=list(tables)))
+    }
+
+
+TEAMS = table("teams", ["year", "team_id"], "year", "team_id", "wins")
+
+
+@pytest.mark.parametrize(
+    ("column", "found"),
+    [
+        ("home_team_id", True),  # a role before the name
+        ("team_id_winner", True),  # or after it
+        ("team_id_count", False),  # a measure, not a role
+        ("team_id_2", False),  # digits are no role
+        ("team_ids", False),
+    ],
+)
+def test_a_part_of_a_composite_key_named_for_a_role(column: str, found: bool) -> None:
+    games = table("games", ["game_id"], "game_id", "year", column)
+    assert (("games", ("year", column)) in _composites(TEAMS, games)) is found
+
+
+def test_roles_never_crowd_out_the_tables_holding_a_key_by_name() -> None:
+    holders = [table(f"stats{n}", None, "year", "team_id", "runs") for n in range(35)]
+    roles = [table(f"games{n}", None, "year", "home_team_id", "away_team_id") for n in range(6)]
+    found = _composites(TEAMS, *holders, *roles)
+    assert {(h.name, ("year", "team_id")) for h in holders} <= found
+    assert len(found) == MAX_COMPOSITE_CHECKS

@@ -29,6 +29,8 @@ from schemawise.graph.naming import (
         ("LName", ("l", "name")),  # `name` is a word: one letter to each side
         ("AdmFName1", ("adm", "f", "name", "1")),
         ("teamIDlahman45", ("team", "i", "dlahman", "45")),  # `lahman` is no word: as before
+        ("AVGscore", ("avg", "score")),  # a longer run of capitals alike
+        ("CEOname", ("ceo", "name")),
         ("", ()),
     ],
 )

@@ -2,7 +2,14 @@ import pytest
 
 from schemawise.errors import NoJoinPathError, TableNotFoundError
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
-from schemawise.graph.paths import PathEdge, connecting_tree, grain_and_warnings, shortest_join_path
+from schemawise.graph.paths import (
+    PathEdge,
+    connecting_tree,
+    grain_and_warnings,
+    orphan_share,
+    orphan_warning,
+    shortest_join_path,
+)
 
 
 def t(name: str) -> Table:
@@ -241,3 +248,26 @@ def test_a_join_with_orphans_warns_that_an_inner_join_drops_rows(
         assert orphans == []
     else:
         assert len(orphans) == 1 and orphans[0].startswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("inclusion", "share"),
+    [(0.96, "4%"), (0.9955, "under 1%"), (0.0005, "over 99%"), (0.5, "50%")],
+)
+def test_an_orphan_share_never_reads_as_none_or_all(inclusion: float, share: str) -> None:
+    assert orphan_share(inclusion) == share
+
+
+def test_a_composite_join_with_orphans_names_its_pairs() -> None:
+    edge = PathEdge(
+        left="batting",
+        right="teams",
+        on=[("year", "year"), ("team", "team")],
+        cardinality="many_to_one",
+        source="inferred_name",
+        inclusion=0.91,
+    )
+    warning = orphan_warning(edge)
+    assert warning is not None
+    assert warning.startswith("9% of the (batting.year, batting.team) pairs have no teams row")
+    assert warning.endswith("batting LEFT JOIN teams keeps them")

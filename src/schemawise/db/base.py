@@ -41,6 +41,10 @@ class Source(ABC):
 
     dialect: str
     display_url: str
+    # Whether the database refuses a row whose declared foreign key has no parent: then a
+    # declared join has no orphans to look for (SQLite leaves it off unless asked per
+    # connection, so rows loaded elsewhere may break it).
+    enforces_foreign_keys: bool = False
 
     def __init__(self) -> None:
         # graph name -> (schema or None, table) so quoting never splits a name on a dot.

@@ -50,6 +50,7 @@ def open_read_only(path: str) -> duckdb.DuckDBPyConnection:
 
 class DuckDBSource(Source):
     dialect = "duckdb"
+    enforces_foreign_keys = True
 
     def __init__(self, path: str) -> None:
         super().__init__()

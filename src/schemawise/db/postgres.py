@@ -80,6 +80,7 @@ WHERE i.indisunique AND NOT i.indisprimary AND i.indpred IS NULL
 
 class PostgresSource(Source):
     dialect = "postgres"
+    enforces_foreign_keys = True
 
     def __init__(self, url: str, *, schemas: list[str] | None = None) -> None:
         super().__init__()

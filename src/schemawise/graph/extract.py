@@ -103,8 +103,9 @@ def extract_graph(
     for edge in graph.edges:
         if edge.via is None:
             cardinality.assign(edge, graph, checker)
-    if checker is not None:
-        # After cardinality, which has the first claim on the checks' time budget.
+    if checker is not None and not source.enforces_foreign_keys:
+        # After cardinality, which has the first claim on the checks' time budget. (A
+        # Postgres key marked NOT VALID is not checked either: rare, and not read here.)
         say("checking declared joins on the data")
         for edge in graph.edges:
             if edge.via is None and edge.source == "foreign_key":
@@ -125,7 +126,8 @@ def _budget_problem(skipped: int, budget: float) -> Problem:
     return Problem(
         stage="data_check",
         message=f"time budget of {budget:g}s spent: {skipped} data checks skipped; "
-        "their edges keep declared cardinality",
+        "edges they would have measured keep their declared cardinality, and joins they "
+        "would have checked for orphans say nothing of them",
         hint="Raise --budget, or run with --no-data-checks for structure only.",
     )
 
@@ -355,11 +357,18 @@ def _same_types(edge: Edge, graph: SchemaGraph) -> bool:
         return False
     for c, p in zip(edge.child_columns, edge.parent_columns, strict=True):
         cc, pc = child.column(c), parent.column(p)
-        if cc is None or pc is None or cc.type.lower() != pc.type.lower():
-            return False
-        if not types_compatible(cc.type, pc.type):
+        if cc is None or pc is None or not _comparable_as_typed(cc.type, pc.type):
             return False
     return True
+
+
+def _comparable_as_typed(first: str, second: str) -> bool:
+    """The same declared type, or numbers both (an INTEGER 3 equals a REAL 3.0, whose text is
+    '3.0'): compared as they are; anything else is compared as text, which cannot fail on a
+    type error (a uuid against a text column)."""
+    if first.lower() == second.lower():
+        return types_compatible(first, second)
+    return {type_family(first), type_family(second)} <= {"integer", "number"}
 
 
 def _confirm_overlaps(
@@ -488,15 +497,12 @@ def _names_its_own_row(
 
 
 def _numbers_or_alike(graph: SchemaGraph, table: str, column: str, found: Containment) -> bool:
-    """Two columns compare as they are when of one type family or both numbers (a REAL 3.0 is
-    the INTEGER 3, though its text is '3.0'); else as text."""
     holder = graph.table(table)
     first = holder.column(column) if holder else None
     second = holder.column(found.parent[1]) if holder else None
     if first is None or second is None:
         return False
-    families = {type_family(first.type), type_family(second.type)}
-    return "any" not in families and (len(families) == 1 or families == {"integer", "number"})
+    return _comparable_as_typed(first.type, second.type)
 
 
 def _share_found(found: Containment) -> str:

@@ -21,6 +21,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from schemawise.errors import SchemawiseError
 from schemawise.graph.model import Column, Edge, Evidence, SchemaGraph, Table
 from schemawise.graph.naming import (
+    AGGREGATE_WORDS,
     GENERIC_WORDS,
     IDENTIFIER_WORDS,
     KEY_WORDS,
@@ -354,6 +355,7 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
     by_name = {
         t.name: {c.name.lower(): c for c in t.columns} for t in graph.tables if t.kind == "table"
     }
+    roles_of = RoleIndex(by_name)
     for parent in graph.tables:
         key = parent.primary_key
         # A part that is only an identifier (`(tenant_id, id)`) is every table's own row id,
@@ -377,14 +379,20 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
         peers = [h for h in holders if _same_names(graph.table(h), key)]
         # Tables holding the key with one part named for a role (a series' winner and loser
         # team season: `(yearID, teamIDwinner)`), a candidate for each role.
+        if len(peers) > MAX_COMPOSITE_HOLDERS or len(holders) > MAX_COMPOSITE_CHECKS:
+            continue
+        # Tables holding the key with one part named for a role (a series' winner and loser
+        # team season: `(yearID, teamIDwinner)`), a candidate for each role, within what is
+        # left of the checks the key may have.
         roles = [
             (name, {part.lower(): column})
-            for name, columns in by_name.items()
-            if name != parent.name and name not in holders
-            for part, column in _role_named_parts(key, columns)
-        ]
-        if len(peers) > MAX_COMPOSITE_HOLDERS or len(holders) + len(roles) > MAX_COMPOSITE_CHECKS:
-            continue
+            for part in key
+            if not is_generic(part)
+            for name, column in roles_of.lookup(part)
+            if name != parent.name
+            and part.lower() not in by_name[name]
+            and all(c.lower() in by_name[name] for c in key if c != part)
+        ][: MAX_COMPOSITE_CHECKS - len(holders)]
         for child_name, named in [*((h, {}) for h in holders), *roles]:
             columns = [named.get(c.lower()) or by_name[child_name].get(c.lower()) for c in key]
             child = graph.table(child_name)
@@ -409,30 +417,28 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
     return out
 
 
-def _role_named_parts(key: list[str], columns: dict[str, Column]) -> list[tuple[str, Column]]:
-    """When a table holds every part of a composite key by name but one, the columns named as
-    that part with role words before or after it (`teamIDwinner`, `home_team_id` for
-    `teamID`, `team_id`): (part, column) for each. Not for a generic part (`year`): a role of
-    a year is a date of its own."""
-    missing = [part for part in key if part.lower() not in columns]
-    if len(missing) != 1 or is_generic(missing[0]):
-        return []
-    part_words = split_identifier(missing[0])
-    n = len(part_words)
-    found = []
-    for column in columns.values():
-        words = split_identifier(column.name)
-        if len(words) <= n:
-            continue
-        if words[:n] == part_words:
-            extra = words[n:]
-        elif words[-n:] == part_words:
-            extra = words[:-n]
-        else:
-            continue
-        if extra and all(w.isalpha() and w not in KEY_WORDS for w in extra):
-            found.append((missing[0], column))
-    return found
+class RoleIndex:
+    """Columns named as another name with role words before or after it (`teamIDwinner`,
+    `home_team_id` for `teamID`, `team_id`), found by the name's words: each column is split
+    once, whatever the number of composite keys looked up. Role words are words (not digits),
+    and neither key words nor words of aggregating: `team_id_count` is a measure."""
+
+    def __init__(self, by_name: dict[str, dict[str, Column]]) -> None:
+        self._by_words: dict[tuple[str, ...], list[tuple[str, Column]]] = defaultdict(list)
+        for table, columns in by_name.items():
+            for column in columns.values():
+                words = split_identifier(column.name)
+                for n in range(1, len(words)):
+                    for name_words, role in ((words[:n], words[n:]), (words[n:], words[:n])):
+                        if all(_role_word(w) for w in role):
+                            self._by_words[name_words].append((table, column))
+
+    def lookup(self, name: str) -> list[tuple[str, Column]]:
+        return self._by_words.get(split_identifier(name), [])
+
+
+def _role_word(word: str) -> bool:
+    return word.isalpha() and word not in KEY_WORDS and word not in AGGREGATE_WORDS
 
 
 def implied_composites(edges: list[Edge], graph: SchemaGraph) -> list[Edge]:

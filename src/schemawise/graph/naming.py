@@ -14,6 +14,11 @@ KEY_WORDS = frozenset(
 )
 # Words that all mean "the identifier of", unlike codes such as `sku` that are values too.
 IDENTIFIER_WORDS = frozenset({"id", "ref", "key", "no", "num", "number", "nbr"})
+# Words of aggregating (grammar, not vocabulary): a question asks with them ("the average
+# weight" is about weight), and a column named with them holds a measure (`team_id_count`).
+AGGREGATE_WORDS = frozenset(
+    {"average", "avg", "total", "sum", "maximum", "minimum", "max", "min", "mean", "count"}
+)
 # Columns named only by these say nothing about which table they point to.
 GENERIC_WORDS = KEY_WORDS | frozenset(
     {"name", "type", "status", "date", "value", "description", "title", "year", "amount"}
@@ -62,16 +67,16 @@ def split_identifier(name: str) -> tuple[str, ...]:
 
 
 def _two_capitals(parts: list[str]) -> list[str]:
-    """Two capitals before a lower-case word split as camel case reads a longer run
-    (`HTTPServer` → HTTP, Server), one letter to each side: right for `LName` (L, Name), wrong
-    for `teamIDwinner` (I, Dwinner), `GSoffered` (G, Soffered). The pair stays whole when what
-    follows it is a word of English and the second capital with it is not."""
+    """Capitals before a lower-case word split as camel case reads `HTTPServer` (HTTP, Server),
+    the last capital to the word: right for `LName` (L, Name), wrong for `teamIDwinner` (I,
+    Dwinner), `GSoffered` (G, Soffered), `CEOname` (CE, Oname). The run stays whole when what
+    follows it is a word of English and the last capital with it is not."""
     out: list[str] = []
     i = 0
     while i < len(parts):
         part, following = parts[i], parts[i + 1] if i + 1 < len(parts) else ""
         if (
-            len(part) == 1
+            part.isalpha()
             and part.isupper()
             and len(following) > 2
             and following[0].isupper()

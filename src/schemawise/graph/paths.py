@@ -271,18 +271,35 @@ def orphan_warning(edge: PathEdge) -> str | None:
     count or sum comes out short, with nothing to say so."""
     if edge.inclusion is None or edge.inclusion >= 1.0:
         return None
-    columns = ", ".join(f"{edge.left}.{c}" for c, _ in edge.on)
+    values = orphan_values([f"{edge.left}.{c}" for c, _ in edge.on])
     if edge.inclusion == 0.0:
         return (
-            f"no value of {columns} is found in {edge.right}: the join returns no rows; "
-            "compare the values on both sides (spaces, case, types) before joining"
+            f"no value of {values.removeprefix('the values of ')} is found in {edge.right}: "
+            "the join returns no rows; compare the values on both sides (spaces, case, types) "
+            "before joining"
         )
-    missing = 1.0 - edge.inclusion
-    share = "under 1%" if missing < 0.01 else f"{round(missing * 100)}%"
     return (
-        f"{share} of the values of {columns} have no {edge.right} row (measured on distinct "
-        f"values): an inner join drops those {edge.left} rows; LEFT JOIN {edge.right} keeps them"
+        f"{orphan_share(edge.inclusion)} of {values} have no {edge.right} row (measured on "
+        f"a sample of distinct values): an inner join drops those {edge.left} rows; "
+        f"{edge.left} LEFT JOIN {edge.right} keeps them"
     )
+
+
+def orphan_share(inclusion: float) -> str:
+    """How many child values have no parent, in words that never round to 0% or 100%."""
+    missing = 1.0 - inclusion
+    if missing < 0.01:
+        return "under 1%"
+    if missing > 0.99:
+        return "over 99%"
+    return f"{round(missing * 100)}%"
+
+
+def orphan_values(columns: list[str]) -> str:
+    """`the values of t.c`, or for a composite join `the (t.a, t.b) pairs`."""
+    if len(columns) == 1:
+        return f"the values of {columns[0]}"
+    return f"the ({', '.join(columns)}) {'pairs' if len(columns) == 2 else 'combinations'}"
 
 
 def _grain_and_aggregate_warnings(

@@ -11,7 +11,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from schemawise.graph.naming import singular, singular_words, split_identifier, word_runs
+from schemawise.graph.naming import (
+    AGGREGATE_WORDS,
+    singular,
+    singular_words,
+    split_identifier,
+    word_runs,
+)
 from schemawise.retrieve.implied import with_implied_words
 
 STOP = frozenset(
@@ -26,9 +32,8 @@ STOP = frozenset(
 
 # Words that ask for an aggregate: a column is rarely named so ("the average weight" is about
 # weight, not about a stadium's `Average` column), so they tell databases apart by accident.
-AGGREGATING = frozenset(
-    {"average", "avg", "total", "sum", "maximum", "minimum", "max", "min", "mean"}
-)
+# (`count` is a word of asking, above.)
+AGGREGATING = AGGREGATE_WORDS - {"count"}
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from schemawise.graph.paths import orphan_share, orphan_values
 from schemawise.validate.joins import ScopeJoins
 from schemawise.validate.problems import SqlProblem
 
@@ -51,21 +52,21 @@ def orphan_problems(facts: ScopeJoins) -> list[SqlProblem]:
             continue
         seen.add(described)
         child, parent = edge.child_table, edge.parent_table
-        columns = ", ".join(f"{child}.{c}" for c in edge.child_columns)
+        values = orphan_values([f"{child}.{c}" for c in edge.child_columns])
         if inclusion == 0.0:
             message = (
-                f"No value of {columns} is found in {parent} ({described}): this join returns "
-                "no rows."
+                f"None of {values} is found in {parent} ({described}): this join returns no rows."
             )
             hint = "Compare the values on both sides (spaces, case, types); join on a cleaned form."
         else:
-            missing = 1.0 - inclusion
-            share = "under 1%" if missing < 0.01 else f"{round(missing * 100)}%"
             message = (
-                f"{share} of the values of {columns} have no {parent} row ({described}): this "
-                f"inner join drops those {child} rows."
+                f"{orphan_share(inclusion)} of {values} have no {parent} row ({described}): "
+                f"this inner join drops those {child} rows."
             )
-            hint = f"LEFT JOIN {parent} keeps them, when the question counts every {child} row."
+            hint = (
+                f"{child} LEFT JOIN {parent} keeps them, when the question counts every {child} "
+                "row."
+            )
         problems.append(
             SqlProblem.of("orphan_join", message, hint, join=described, inclusion=inclusion)
         )
