@@ -321,3 +321,15 @@ def test_declared_numbers_stored_as_real_are_not_orphans(tmp_path: Path) -> None
     assert edge.evidence.inclusion == 1.0
     warnings = connecting_tree(graph, ["flights", "airports"]).warnings
     assert not any("no value" in w or "have no airports row" in w for w in warnings)
+
+
+def test_a_parent_whose_values_repeat_is_no_key(tmp_path: Path) -> None:
+    # `team_half.half` (1 or 2 on every row) is named after its table, so a child's `half`
+    # reads as a reference to it by name; on the data it repeats: no key, no join.
+    script = f"""
+    CREATE TABLE team_half (team TEXT, half INTEGER, wins INTEGER);
+    CREATE TABLE manager_half (manager TEXT, half INTEGER, games INTEGER);
+    INSERT INTO team_half VALUES {", ".join(f"('t{n}', {n % 2 + 1}, {n})" for n in range(20))};
+    INSERT INTO manager_half VALUES {", ".join(f"('m{n}', {n % 2 + 1}, 5)" for n in range(10))};
+    """
+    assert ("manager_half", "half") not in _joins(_graph(tmp_path, script))

@@ -326,6 +326,8 @@ def _confirm(
     edge.evidence.inclusion = round(inclusion, 4)
     if inclusion < REJECT_INCLUSION or (needs_confirmation and inclusion < CONFIRM_INCLUSION):
         return None
+    if checker is not None and _parent_repeats(edge, graph, checker):
+        return None
     if inclusion >= CONFIRM_INCLUSION:
         edge.confidence = round(min(0.99, edge.confidence + 0.1), 3)
         edge.evidence.notes.append(f"{distinct} distinct values checked against the parent")
@@ -345,6 +347,16 @@ def _measure_inclusion(edge: Edge, graph: SchemaGraph, checker: DataChecker) -> 
         edge.evidence.notes.append(
             f"{missing:g}% of {distinct} distinct child values checked have no parent"
         )
+
+
+def _parent_repeats(edge: Edge, graph: SchemaGraph, checker: DataChecker) -> bool:
+    """A parent no constraint declares unique whose values repeat on the data is no key: a
+    column named after its table (`TeamsHalf.Half`, 1 or 2) holds any small child's values.
+    (Measured once; cardinality asks the same question later.)"""
+    parent = graph.table(edge.parent_table)
+    if parent is None or parent.is_declared_unique(edge.parent_columns):
+        return False
+    return checker.uniqueness(edge.parent_table, edge.parent_columns).unique is False
 
 
 def _inclusion_args(edge: Edge, graph: SchemaGraph) -> tuple[str, list[str], str, list[str]]:
