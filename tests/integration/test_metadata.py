@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from importlib import resources
 from pathlib import Path
 
@@ -72,3 +73,49 @@ def test_metadata_reaches_the_context_pack(
     assert "-- values of shop.orders.status" in pack.text
     assert any("DEPRECATED" in c for c in cards)
     assert any("also called purchase" in c for c in cards)
+
+
+def test_the_overlay_states_and_denies_joins_in_the_indexed_graph(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    # A fifth of the flights' tail numbers are not in planes: no inference takes that join,
+    # the data team states it. `carrier` reads as a join by name and the data holds it; the
+    # team denies it all the same (say, the codes were reissued).
+    database = tmp_path / "air.sqlite"
+    planes = ", ".join(f"('N{n:03d}', 'model {n % 3}')" for n in range(40))
+    codes = ["AA", "UA", "DL", "WN", "B6", "AS", "NK", "F9"]
+    carriers = ", ".join(f"('{code}', 'carrier {code}')" for code in codes)
+    flights = ", ".join(f"({n}, 'N{n % 50:03d}', '{codes[n % 8]}')" for n in range(200))
+    with sqlite3.connect(database) as conn:
+        conn.executescript(f"""
+            CREATE TABLE planes (tailnum TEXT PRIMARY KEY, model TEXT);
+            CREATE TABLE flights (flight_id INTEGER PRIMARY KEY, tailnum TEXT, carrier TEXT);
+            CREATE TABLE carriers (carrier TEXT PRIMARY KEY, name TEXT);
+            INSERT INTO planes VALUES {planes};
+            INSERT INTO flights VALUES {flights};
+            INSERT INTO carriers VALUES {carriers};
+        """)  # fmt: skip
+    overlay = tmp_path / "schemawise.yml"
+    overlay.write_text(
+        "joins:\n  - from: flights.tailnum\n    to: planes.tailnum\n"
+        "not_joins:\n  - from: flights.carrier\n    to: carriers.carrier\n"
+    )
+    url = f"sqlite:///{database}"
+    before = load_graph_of(embedded_url, url, "air_plain", None)
+    after = load_graph_of(embedded_url, url, "air_overlay", overlay)
+    assert ("flights", "carrier") in before and ("flights", "tailnum") not in before
+    assert after == {("flights", "tailnum"): ("planes", "overlay")}
+
+
+def load_graph_of(
+    index_url: str, url: str, name: str, overlay: Path | None
+) -> dict[tuple[str, str], tuple[str, str]]:
+    index_source(index_url, url, name, overlay=overlay, profile=False)
+    # Its own connection, closed before the next index run alters the index's tables.
+    with psycopg.connect(index_url) as conn:
+        (graph,) = load_graphs(conn, [name]).values()
+    return {
+        (e.child_table, e.child_columns[0]): (e.parent_table, e.source)
+        for e in graph.edges
+        if e.via is None
+    }

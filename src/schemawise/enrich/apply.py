@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from schemawise.enrich.metadata import Metadata
+from schemawise.enrich.metadata import Join, Metadata
 from schemawise.graph import cardinality
-from schemawise.graph.model import Edge, Evidence, SchemaGraph
+from schemawise.graph.model import Edge, Evidence, Problem, SchemaGraph, Table
 
 
 def add_relationships(graph: SchemaGraph, meta: Metadata) -> int:
@@ -36,6 +36,92 @@ def add_relationships(graph: SchemaGraph, meta: Metadata) -> int:
     if added:
         graph.version = graph.compute_version()
     return added
+
+
+def apply_overlay_joins(graph: SchemaGraph, meta: Metadata) -> tuple[int, int]:
+    """The overlay's word on joins: `not_joins` takes those joins out of the graph (whatever
+    found them), `joins` puts them in as `overlay` edges, in place of a join the graph already
+    has between the same columns. A join naming a table or column the graph lacks is left out
+    and said in the graph's problems. Returns (joins added, joins taken out)."""
+    removed = 0
+    for denied in meta.not_joins:
+        edge = _edge_of(graph, denied)
+        if edge is None:
+            continue
+        kept = [e for e in graph.edges if _same_join(e, edge)]
+        graph.edges = [e for e in graph.edges if not _same_join(e, edge)]
+        removed += len(kept)
+    added = 0
+    for stated in meta.joins:
+        edge = _edge_of(graph, stated)
+        if edge is None:
+            continue
+        graph.edges = [e for e in graph.edges if not _same_join(e, edge)]
+        cardinality.assign(edge, graph, None)
+        graph.edges.append(edge)
+        added += 1
+    if added or removed:
+        graph.version = graph.compute_version()
+    return added, removed
+
+
+def _edge_of(graph: SchemaGraph, join: Join) -> Edge | None:
+    child, parent = _table(graph, join.child_table), _table(graph, join.parent_table)
+    if child is None or parent is None:
+        sides = ((join.child_table, child), (join.parent_table, parent))
+        missing = ", ".join(name for name, table in sides if table is None)
+        _problem(graph, join, f"no table {missing} in the graph")
+        return None
+    child_columns = [child.column(c) for c in join.child_columns]
+    parent_columns = [parent.column(c) for c in join.parent_columns]
+    absent = [
+        f"{t.name}.{c}"
+        for t, names, found in ((child, join.child_columns, child_columns),
+                                (parent, join.parent_columns, parent_columns))
+        for c, col in zip(names, found, strict=True)
+        if col is None
+    ]  # fmt: skip
+    if absent:
+        _problem(graph, join, f"no column {', '.join(absent)}")
+        return None
+    return Edge(
+        child_table=child.name,
+        child_columns=[c.name for c in child_columns if c is not None],
+        parent_table=parent.name,
+        parent_columns=[c.name for c in parent_columns if c is not None],
+        source="overlay",
+        confidence=1.0,
+        evidence=Evidence(rule="stated in the overlay"),
+    )
+
+
+def _table(graph: SchemaGraph, name: str) -> Table | None:
+    """By full name, else by bare name when only one table has it (`planes` for `main.planes`)."""
+    found = graph.table(name)
+    if found is not None:
+        return found
+    lowered = name.lower()
+    matches = [
+        t for t in graph.tables
+        if t.name.lower() == lowered or t.name.rsplit(".", 1)[-1].lower() == lowered
+    ]  # fmt: skip
+    return matches[0] if len(matches) == 1 else None
+
+
+def _same_join(edge: Edge, other: Edge) -> bool:
+    """The same columns joined, either way round; a bridge through a table is another join."""
+    return edge.via is None and edge.unordered_key() == other.unordered_key()
+
+
+def _problem(graph: SchemaGraph, join: Join, why: str) -> None:
+    graph.problems.append(
+        Problem(
+            stage="overlay",
+            message=f"the overlay's join {join.describe()} was left out: {why}",
+            hint="Write each side as table.column, with the names the graph shows "
+            "(`schemawise graph URL`).",
+        )
+    )
 
 
 def about_tables(graph: SchemaGraph, meta: Metadata) -> dict[str, str]:

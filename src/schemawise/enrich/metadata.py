@@ -39,6 +39,50 @@ class Relationship(BaseModel):
     parent_column: str
 
 
+class Join(BaseModel):
+    """A join the data team states (`joins:`) or denies (`not_joins:`) in the overlay: the
+    child's columns → the parent's, one table each side."""
+
+    child_table: str
+    child_columns: list[str]
+    parent_table: str
+    parent_columns: list[str]
+
+    @classmethod
+    def parse(cls, entry: Any) -> Join:
+        """`{from: flights.tailnum, to: planes.tailnum}`, or lists of `table.column` for a
+        composite join; a table may be schema-qualified (`shop.orders.customer_id`)."""
+        if not isinstance(entry, dict) or "from" not in entry or "to" not in entry:
+            raise TypeError("a join needs `from` and `to`")
+        child_table, child_columns = _columns_of(entry["from"])
+        parent_table, parent_columns = _columns_of(entry["to"])
+        if len(child_columns) != len(parent_columns):
+            raise TypeError(f"a join's `from` and `to` differ in length: {entry}")
+        return cls(
+            child_table=child_table,
+            child_columns=child_columns,
+            parent_table=parent_table,
+            parent_columns=parent_columns,
+        )
+
+    def describe(self) -> str:
+        return (
+            f"{self.child_table}.{', '.join(self.child_columns)} → "
+            f"{self.parent_table}.{', '.join(self.parent_columns)}"
+        )
+
+
+def _columns_of(value: Any) -> tuple[str, list[str]]:
+    names = [str(v) for v in (value if isinstance(value, list) else [value])]
+    split = [n.rsplit(".", 1) for n in names]
+    if not names or any(len(parts) != 2 for parts in split):
+        raise TypeError(f"write each column as table.column: {value}")
+    tables = {table for table, _ in split}
+    if len(tables) != 1:
+        raise TypeError(f"a join's columns on one side are of one table: {value}")
+    return split[0][0], [column for _, column in split]
+
+
 class Definition(BaseModel):
     name: str
     text: str
@@ -54,6 +98,9 @@ class Metadata(BaseModel):
 
     tables: dict[str, TableMeta] = Field(default_factory=dict)
     relationships: list[Relationship] = Field(default_factory=list)
+    # From the overlay: joins the data team states, and joins it says are wrong.
+    joins: list[Join] = Field(default_factory=list)
+    not_joins: list[Join] = Field(default_factory=list)
     unique: list[tuple[str, str]] = Field(default_factory=list)
     definitions: list[Definition] = Field(default_factory=list)
     rules: list[Rule] = Field(default_factory=list)
@@ -82,6 +129,8 @@ class Metadata(BaseModel):
                 target.values.update(column.values)
                 target.accepted_values = column.accepted_values or target.accepted_values
         merged.relationships += other.relationships
+        merged.joins += other.joins
+        merged.not_joins += other.not_joins
         merged.unique += other.unique
         merged.definitions += other.definitions
         merged.rules += other.rules
@@ -212,6 +261,8 @@ def from_overlay(path: Path) -> Metadata:
             rules=[Rule(**r) for r in data.get("rules", [])],
             examples=[Example(**e) for e in data.get("examples", [])],
             jargon={str(k): str(v) for k, v in (data.get("jargon") or {}).items()},
+            joins=[Join.parse(j) for j in data.get("joins") or []],
+            not_joins=[Join.parse(j) for j in data.get("not_joins") or []],
         )
     except (ValidationError, TypeError, AttributeError) as exc:
         raise SchemawiseError(

@@ -13,7 +13,7 @@ import psycopg
 
 from schemawise.db import connect
 from schemawise.db.urls import redact
-from schemawise.enrich.apply import about_tables, add_relationships
+from schemawise.enrich.apply import about_tables, add_relationships, apply_overlay_joins
 from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
 from schemawise.enrich.generated import Describe, describe_tables
@@ -126,6 +126,7 @@ def index_source(
     if overlay:
         meta = meta.merge(from_overlay(overlay))
     add_relationships(graph, meta)
+    apply_overlay_joins(graph, meta)
     if describe is not None:
         # After dbt and the overlay: only tables they leave undescribed are asked about.
         generated = describe_tables(graph, meta, sample_values(meta), describe,
