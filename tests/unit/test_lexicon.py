@@ -13,6 +13,7 @@ from schemawise.retrieve.lexicon import (
     nearest_schema_words,
     schema_readings,
     schema_words,
+    table_words,
     unknown_words,
 )
 from schemawise.retrieve.relevance import DEFAULT_FLOOR
@@ -130,14 +131,28 @@ def test_no_unknown_words_score_no_schema() -> None:
 
 
 def test_the_floor_reads_each_unheld_word_against_one_schema() -> None:
-    nearest = nearest_schema_words(
+    readings = nearest_schema_words(
         ["vocalists", "zzqx", "singers", "year"], CONCERTS.model_copy(deep=True), ToyEmbedder()
     )
+    nearest = readings.nearest
     # A word the schema is named with (in any number) is not read; every other word is, with
     # its similarity, however far: the floor decides what is near enough.
     assert set(nearest) == {"vocalists", "zzqx"}
     assert nearest["vocalists"] == ("singer", 1.0)
     assert nearest["zzqx"][1] < 0.5
+    # Each is also read against the words of the tables' names alone.
+    assert set(readings.tables) == {"vocalists", "zzqx"}
+    assert readings.tables["vocalists"] == ("singer", 1.0)
+    assert {word for word, _ in readings.tables.values()} <= table_words(CONCERTS)
+
+
+def test_the_floor_reads_words_without_measuring_chance() -> None:
+    # The chance sample (some 500 words) is the vote's; the floor's readings need only the
+    # lexicon and the question's words embedded.
+    embedder = ToyEmbedder()
+    nearest_schema_words(["vocalists"], CONCERTS.model_copy(deep=True), embedder)
+    assert len(embedder.calls) == 2
+    assert embedder.calls[1] == ["vocalists"]
 
 
 def test_a_large_lexicon_does_not_win_the_vote_by_its_size() -> None:

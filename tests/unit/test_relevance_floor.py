@@ -76,3 +76,41 @@ def test_an_empty_pack_names_the_nearest_schema_words_to_ask_with() -> None:
     reason = below_floor(measured, READING)
     assert reason is not None
     assert "clients → customer 0.270, zzqx → zone 0.100, under the bar of 0.3" in reason
+
+
+# The word reader's bars (all-MiniLM-L6-v2): a word near a table's name keeps the pack at a lower
+# bar than one near a column's word only (hour → time, today → day: an off-topic question's
+# generic words).
+READER = RelevanceFloor(similarity=0.3, reading=0.3, table_reading=0.55, column_reading=0.65)
+
+
+@pytest.mark.parametrize(
+    ("nearest", "tables", "empty"),
+    [
+        ({"aerodromes": ("airport", 0.64)}, {"aerodromes": ("airport", 0.64)}, False),
+        ({"hour": ("time", 0.62)}, {"hour": ("flight", 0.2)}, True),  # a column's word, under
+        ({"kilometres": ("distance", 0.73)}, {"kilometres": ("flight", 0.3)}, False),
+        ({"maestros": ("orchestra", 0.44)}, {"maestros": ("orchestra", 0.44)}, True),
+        ({"clients": ("customer", 0.55)}, {"clients": ("customer", 0.55)}, False),  # the bar
+    ],
+)
+def test_with_the_word_reader_a_table_word_is_read_at_a_lower_bar(
+    nearest: dict[str, tuple[str, float]], tables: dict[str, tuple[str, float]], empty: bool
+) -> None:
+    measured = Relevance(
+        similarity=0.1, words=2, words_found=0, nearest=nearest, nearest_tables=tables,
+        reader="all-minilm-l6-v2-int8",
+    )  # fmt: skip
+    assert (below_floor(measured, READER) is not None) == empty
+    # Read by another model, the same similarities are judged by `reading` alone: its scale.
+    other = measured.model_copy(update={"reader": "wordllama-l2-256"})
+    assert below_floor(other, READER) is None
+
+
+def test_the_hint_gives_the_bar_of_the_model_that_read() -> None:
+    measured = Relevance(
+        similarity=0.1, words=2, words_found=0, nearest={"hour": ("time", 0.62)},
+        nearest_tables={"hour": ("flight", 0.2)}, reader="all-minilm-l6-v2",
+    )  # fmt: skip
+    reason = below_floor(measured, READER)
+    assert reason is not None and "hour → time 0.620, under the bar of 0.65" in reason

@@ -222,6 +222,27 @@ def get_embedder(model: str | None = None) -> Embedder:
     return embedder
 
 
+# The models that read single words for the relevance floor (relevance.RelevanceFloor.readers),
+# the faster first: all-MiniLM-L6-v2 with int8 weights (the `onnx` extra), else in numpy.
+WORD_READERS = ("all-minilm-l6-v2-int8", "all-minilm-l6-v2")
+_READER: list[Embedder | None] = []
+
+
+def word_reader() -> Embedder | None:
+    """The first word reader installed, or None (the floor then reads words with the search's
+    own embedder). Looked for once per process."""
+    if not _READER:
+        found: Embedder | None = None
+        for model in WORD_READERS:
+            try:
+                found = get_embedder(model)
+                break
+            except SchemawiseError:
+                continue
+        _READER.append(found)
+    return _READER[0]
+
+
 def backoff_seconds(
     attempt: int, base: float = 0.5, cap: float = 60.0, jitter: float = 0.5
 ) -> float:

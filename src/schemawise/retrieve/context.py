@@ -26,12 +26,13 @@ from schemawise.errors import SchemawiseError
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
 from schemawise.index import store
-from schemawise.index.embed import Embedder
+from schemawise.index.embed import Embedder, word_reader
 from schemawise.retrieve.budget import fit_budget
 from schemawise.retrieve.column_choice import choose_columns
 from schemawise.retrieve.evidence import table_evidence
 from schemawise.retrieve.lexicon import (
     Readings,
+    WordReadings,
     nearest_schema_words,
     schema_readings,
     unknown_words,
@@ -116,7 +117,10 @@ def build_context(
     if not relevance.named and (floor is None or below_floor(relevance, floor) is not None):
         # Read only when they can decide (or for the record, with no floor): a few words
         # against the schema's lexicon, embedded once per graph.
-        relevance.nearest = unfound_readings(conn, asked, read, graphs[read.source], embedder)
+        reader = word_reader() or embedder
+        unfound = unfound_readings(conn, asked, read, graphs[read.source], reader)
+        relevance.nearest, relevance.nearest_tables = unfound.nearest, unfound.tables
+        relevance.reader = reader.name
     if (reason := below_floor(relevance, floor)) is not None:
         # No database is chosen, but the caller still learns which ones came nearest (a UI
         # can offer them; naming one as the source with the floor off asks it anyway).
@@ -178,9 +182,9 @@ def unfound_readings(
     read: IndexRead,
     graph: SchemaGraph,
     embedder: Embedder,
-) -> dict[str, tuple[str, float]]:
+) -> WordReadings:
     """The question's words the chosen database does not hold, each read as its nearest schema
-    word (the relevance floor's word-by-word measure)."""
+    word and its nearest word of a table's name (the relevance floor's word-by-word measure)."""
     candidates = unknown_words(question)
     lexemes = store.word_lexemes(conn, candidates)
     unfound = [w for w in candidates if lexemes.get(w) and not lexemes[w] & read.words_found]

@@ -61,6 +61,18 @@ def schema_words(graph: SchemaGraph) -> list[str]:
         written |= set(split_identifier(table.name.rsplit(".", 1)[-1]))
         for column in table.columns:
             written |= set(split_identifier(column.name))
+    return _english(written)
+
+
+def table_words(graph: SchemaGraph) -> frozenset[str]:
+    """The words of `schema_words` that the tables' own names give (`flight`, `airport`)."""
+    written: set[str] = set()
+    for table in graph.tables:
+        written |= set(split_identifier(table.name.rsplit(".", 1)[-1]))
+    return frozenset(_english(written))
+
+
+def _english(written: set[str]) -> list[str]:
     found: set[str] = set()
     for word in written:
         if len(word) < MIN_LETTERS or not word.isalpha():
@@ -78,8 +90,10 @@ class Lexicon:
     words: list[str]
     vectors: np.ndarray  # one unit row per word
     # How near the lexicon comes to the chance sample's words: the mean and the spread of
-    # their best similarities.
+    # their best similarities (measured for the vote only).
     chance: tuple[float, float] = (0.0, 1.0)
+    # Those of `words` that name a table.
+    tables: frozenset[str] = frozenset()
 
 
 # Lexicons by (schema version, embedder): `api.context` and the assistant load the graphs
@@ -92,24 +106,29 @@ _KEPT_VERSIONS = 64
 _CHANCE_SAMPLES: dict[str, np.ndarray] = {}
 
 
-def _lexicon(graph: SchemaGraph, embedder: Embedder) -> Lexicon:
+def _lexicon(graph: SchemaGraph, embedder: Embedder, chance: bool = True) -> Lexicon:
+    """`chance`: measure the lexicon's nearness by chance too (the vote needs it; the floor's
+    word readings do not, and it costs some 500 words embedded)."""
+
     def build(g: SchemaGraph) -> Lexicon:
-        key = (g.version, embedder.name) if g.version else None
+        key = (g.version, f"{embedder.name}:{chance}") if g.version else None
         if key is not None and key in _BY_VERSION:
             return _BY_VERSION[key]
         words = schema_words(g)
+        tables = table_words(g)
         if not words:
-            built = Lexicon(words, np.zeros((0, embedder.dim)))
+            built = Lexicon(words, np.zeros((0, embedder.dim)), tables=tables)
         else:
             vectors = _unit(embedder.embed(words))
-            built = Lexicon(words, vectors, _chance(vectors, embedder))
+            measured = _chance(vectors, embedder) if chance else (0.0, 1.0)
+            built = Lexicon(words, vectors, measured, tables)
         if key is not None:
             if len(_BY_VERSION) >= _KEPT_VERSIONS:
                 _BY_VERSION.pop(next(iter(_BY_VERSION)))
             _BY_VERSION[key] = built
         return built
 
-    return graph.cached(f"lexicon:{embedder.name}", build)
+    return graph.cached(f"lexicon:{embedder.name}:{chance}", build)
 
 
 def _chance(vectors: np.ndarray, embedder: Embedder) -> tuple[float, float]:
@@ -179,24 +198,40 @@ def schema_readings(
     return Readings({word: reading for word, (_, reading) in best.items()}, _near(nearest))
 
 
-def nearest_schema_words(
-    words: list[str], graph: SchemaGraph, embedder: Embedder
-) -> dict[str, tuple[str, float]]:
+@dataclass(frozen=True)
+class WordReadings:
+    """The relevance floor's word-by-word measure: each question word the schema does not
+    hold → its nearest schema word and how similar, and → its nearest word of a table name."""
+
+    nearest: dict[str, tuple[str, float]] = field(default_factory=dict)
+    tables: dict[str, tuple[str, float]] = field(default_factory=dict)
+
+
+def nearest_schema_words(words: list[str], graph: SchemaGraph, embedder: Embedder) -> WordReadings:
     """Each of `words` that the graph's lexicon does not hold → its nearest lexicon word and
-    how similar (cosine): how close a question that names nothing of the schema comes to it,
-    word by word (the relevance floor's third measure)."""
-    lexicon = _lexicon(graph, embedder)
+    how similar (cosine), and its nearest word of a table's name: how close a question that
+    names nothing of the schema comes to it, word by word (the relevance floor's third
+    measure)."""
+    lexicon = _lexicon(graph, embedder, chance=False)
     names, vectors = lexicon.words, lexicon.vectors
     held = set(names)
     unknown = [w for w in words if w not in held and singular(w) not in held]
     if not unknown or not names:
-        return {}
+        return WordReadings()
     similarity = _unit(embedder.embed(unknown)) @ vectors.T
     best = similarity.argmax(axis=1)
-    return {
+    nearest = {
         word: (names[int(j)], round(float(similarity[i, j]), 4))
         for i, (word, j) in enumerate(zip(unknown, best, strict=True))
     }
+    table_at = [j for j, name in enumerate(names) if name in lexicon.tables]
+    tables: dict[str, tuple[str, float]] = {}
+    if table_at:
+        among = similarity[:, table_at]
+        for i, word in enumerate(unknown):
+            j = int(among[i].argmax())
+            tables[word] = (names[table_at[j]], round(float(among[i, j]), 4))
+    return WordReadings(nearest, tables)
 
 
 def _near(nearest: dict[str, np.ndarray]) -> dict[str, float]:
