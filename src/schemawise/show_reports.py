@@ -94,6 +94,16 @@ def print_index_report(console: Console, report: Mapping[str, Any], verb: str = 
             f"in {report['seconds']:.1f} s",
         )
     )
+    for problem in report.get("problems") or []:
+        console.print(
+            Text.assemble(
+                ("  warning ", "bold yellow"),
+                plain(f"{problem['stage']}: ", "bold"),
+                plain(problem["message"]),
+            )
+        )
+        if problem.get("hint"):
+            console.print(Text.assemble("    hint: ", plain(problem["hint"])))
 
 
 def print_rows_enabled(console: Console, report: Mapping[str, Any]) -> None:

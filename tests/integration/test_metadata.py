@@ -12,6 +12,7 @@ import pytest
 from schemawise.demo import warehouse
 from schemawise.enrich.metadata import from_dbt, from_overlay
 from schemawise.errors import SchemawiseError
+from schemawise.graph.model import SchemaGraph
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import index_source, load_graphs, load_metadata
 from schemawise.retrieve.context import build_context
@@ -101,19 +102,54 @@ def test_the_overlay_states_and_denies_joins_in_the_indexed_graph(
         "not_joins:\n  - from: flights.carrier\n    to: carriers.carrier\n"
     )
     url = f"sqlite:///{database}"
-    before = load_graph_of(embedded_url, url, "air_plain", None)
-    after = load_graph_of(embedded_url, url, "air_overlay", overlay)
+    before = joins_of(load_graph_of(embedded_url, url, "air_plain", None))
+    stated = load_graph_of(embedded_url, url, "air_overlay", overlay)
     assert ("flights", "carrier") in before and ("flights", "tailnum") not in before
-    assert after == {("flights", "tailnum"): ("planes", "overlay")}
+    assert joins_of(stated) == {("flights", "tailnum"): ("planes", "overlay")}
+    # Measured on the data as other joins are: the orphans an inner join would drop, said.
+    (edge,) = stated.edges
+    assert edge.cardinality == "many_to_one" and edge.evidence.cardinality_basis != "assumed"
+    assert edge.evidence.inclusion == 0.8
 
 
-def load_graph_of(
-    index_url: str, url: str, name: str, overlay: Path | None
-) -> dict[tuple[str, str], tuple[str, str]]:
+def test_a_denied_declared_key_and_a_typo_in_the_overlay(embedded_url: str, tmp_path: Path) -> None:
+    from schemawise.graph.reuse import INDEXED, graph_for
+
+    database = tmp_path / "shop.sqlite"
+    with sqlite3.connect(database) as conn:
+        conn.executescript("""
+            CREATE TABLE orders (order_id INTEGER PRIMARY KEY, placed TEXT);
+            CREATE TABLE lines (line_id INTEGER PRIMARY KEY,
+                                order_id INTEGER REFERENCES orders (order_id), qty INTEGER);
+            INSERT INTO orders VALUES (1, '2026-01-01'), (2, '2026-01-02');
+            INSERT INTO lines VALUES (1, 1, 3), (2, 2, 1);
+        """)  # fmt: skip
+    overlay = tmp_path / "schemawise.yml"
+    overlay.write_text(
+        "joins:\n  - from: lines.order_idd\n    to: orders.order_id\n"
+        "not_joins:\n  - from: lines.order_id\n    to: orders.order_id\n"
+    )
+    url = f"sqlite:///{database}"
+    report = index_source(embedded_url, url, "shop_denied", overlay=overlay, profile=False)
+    # The typo reaches the one who indexed, with its hint (and `index` prints it).
+    (problem,) = report.problems
+    assert problem["stage"] == "overlay" and "no column lines.order_idd" in problem["message"]
+    assert problem["hint"]
+    # `check` and `run` still reuse the indexed graph, without the denied key.
+    choice = graph_for(url)
+    assert choice.origin == INDEXED and choice.source == "shop_denied"
+    assert choice.graph.edges == [] and choice.graph.partial
+
+
+def load_graph_of(index_url: str, url: str, name: str, overlay: Path | None) -> SchemaGraph:
     index_source(index_url, url, name, overlay=overlay, profile=False)
     # Its own connection, closed before the next index run alters the index's tables.
     with psycopg.connect(index_url) as conn:
         (graph,) = load_graphs(conn, [name]).values()
+    return graph
+
+
+def joins_of(graph: SchemaGraph) -> dict[tuple[str, str], tuple[str, str]]:
     return {
         (e.child_table, e.child_columns[0]): (e.parent_table, e.source)
         for e in graph.edges

@@ -6,6 +6,7 @@ import pytest
 
 from schemawise.enrich.apply import apply_overlay_joins
 from schemawise.enrich.metadata import Join, Metadata
+from schemawise.graph.extract import add_bridges
 from schemawise.graph.model import Column, Edge, SchemaGraph, Table
 
 
@@ -46,6 +47,9 @@ def test_a_join_is_written_as_table_and_column(
         {"from": ["a.x", "a.y"], "to": "b.x"},  # lengths differ
         {"from": ["a.x", "c.y"], "to": ["b.x", "b.y"]},  # two tables on one side
         "flights.tailnum -> planes.tailnum",
+        {"from": 1.5, "to": "b.x"},  # a number read as table 1, column 5
+        {"from": "a.", "to": "b.x"},  # no column
+        {"from": ["a.x", "a.x"], "to": ["b.x", "b.y"]},  # a column twice
     ],
 )
 def test_a_join_written_otherwise_is_refused(entry: object) -> None:
@@ -86,7 +90,8 @@ def test_the_overlay_states_a_join_and_denies_another() -> None:
         [{"from": "flights.tailnum", "to": "planes.tailnum"}],  # bare names resolve
         [{"from": "halves.half", "to": "flights.half"}],  # either way round
     )
-    assert apply_overlay_joins(graph, meta) == (1, 1)
+    done = apply_overlay_joins(graph, meta)
+    assert (done.added, done.removed, done.problems) == (1, 1, [])
     joins = {(e.child_table, tuple(e.child_columns), e.parent_table): e.source for e in graph.edges}
     # The overlay's word replaces what inference found between the same columns.
     assert joins == {("main.flights", ("tailnum",), "main.planes"): "overlay"}
@@ -100,9 +105,92 @@ def test_a_join_naming_what_the_graph_lacks_is_said_and_left_out() -> None:
          {"from": "flights.tailnum", "to": "aircraft.tailnum"}],
         [],
     )  # fmt: skip
-    assert apply_overlay_joins(graph, meta) == (0, 0)
+    done = apply_overlay_joins(graph, meta)
+    assert (done.added, done.removed) == (0, 0) and done.problems == graph.problems
+    # Marked partial (docs/json.md: `partial` is true when `problems` is not empty).
+    assert graph.partial
     messages = [p.message for p in graph.problems]
     assert any("no column main.flights.tail_number" in m for m in messages)
     assert any("no table aircraft" in m for m in messages)
     assert all(p.stage == "overlay" and p.hint for p in graph.problems)
     assert len(graph.edges) == 2
+
+
+def _keyed() -> SchemaGraph:
+    """lines (order_id, product_id) keyed by both, each a declared key: a bridge."""
+
+    def table(name: str, key: list[str], *columns: str) -> Table:
+        return Table(name=name, primary_key=key,
+                     columns=[Column(name=c, type="integer") for c in columns])  # fmt: skip
+
+    def declared(child: str, column: str, parent: str) -> Edge:
+        return Edge(child_table=child, child_columns=[column], parent_table=parent,
+                    parent_columns=[column], source="foreign_key")  # fmt: skip
+
+    graph = SchemaGraph(
+        tables=[table("orders", ["order_id"], "order_id", "placed"),
+                table("products", ["product_id"], "product_id", "price"),
+                table("tags", [], "product_id", "tag"),
+                table("lines", ["order_id", "product_id"], "order_id", "product_id", "qty")],
+        edges=[declared("lines", "order_id", "orders"),
+               declared("lines", "product_id", "products")],
+    )  # fmt: skip
+    add_bridges(graph)
+    return graph
+
+
+def test_denying_a_declared_key_keeps_the_catalogues_fingerprint() -> None:
+    # `check` and `run` reuse the indexed graph when the catalogue's fingerprint matches: a
+    # denied declared key must not make the stored graph look stale.
+    graph = _keyed()
+    catalog = graph.structure_version()
+    apply_overlay_joins(graph, _meta([], [{"from": "lines.order_id", "to": "orders.order_id"}]))
+    assert graph.structure_version() == catalog
+    assert all(e.key()[0] != "lines" or e.key()[2] != "orders" for e in graph.edges)
+
+
+def test_bridges_are_derived_again_from_the_joins_left() -> None:
+    graph = _keyed()
+    assert [e.via for e in graph.edges if e.via] == ["lines"]
+    apply_overlay_joins(graph, _meta([], [{"from": "lines.order_id", "to": "orders.order_id"}]))
+    # The many-to-many through lines cited the denied join: it goes with it.
+    assert [e.via for e in graph.edges if e.via] == []
+
+
+def test_denying_a_join_the_graph_lacks_is_said() -> None:
+    graph = _keyed()
+    meta = _meta([], [{"from": "orders.order_id", "to": "products.product_id"},
+                      {"from": "orders.placed", "to": "products.price"}])  # fmt: skip
+    done = apply_overlay_joins(graph, meta)
+    assert done.removed == 0
+    messages = [p.message for p in done.problems]
+    assert "many-to-many through lines: deny one of the joins to it" in messages[0]
+    assert "the graph has no join between those columns" in messages[1]
+
+
+def test_a_join_stated_twice_counts_once() -> None:
+    graph = _graph()
+    join = {"from": "flights.tailnum", "to": "planes.tailnum"}
+    assert apply_overlay_joins(graph, _meta([join, join], [])).added == 1
+    assert sum(e.source == "overlay" for e in graph.edges) == 1
+
+
+def test_without_data_a_stated_joins_cardinality_is_marked_assumed() -> None:
+    # Without data, nothing says tags.product_id is unique: the assumed label is kept, and with
+    # a checker the data decides (tests/integration/test_metadata.py).
+    graph = _keyed()
+    apply_overlay_joins(graph, _meta([{"from": "lines.product_id", "to": "tags.product_id"}], []))
+    (edge,) = [e for e in graph.edges if e.source == "overlay" and e.via is None]
+    assert edge.evidence.cardinality_basis == "assumed"
+
+
+def test_a_bare_name_two_schemas_share_is_said_to_be_ambiguous() -> None:
+    graph = SchemaGraph(
+        tables=[Table(name=f"{schema}.orders", columns=[Column(name="id", type="integer")])
+                for schema in ("a", "b")] + [Table(name="a.lines", columns=[
+                    Column(name="order_id", type="integer")])],
+    )  # fmt: skip
+    done = apply_overlay_joins(graph, _meta([{"from": "lines.order_id", "to": "orders.id"}], []))
+    assert (
+        "orders names 2 tables (a.orders, b.orders): write the schema" in done.problems[0].message
+    )

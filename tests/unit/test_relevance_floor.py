@@ -114,3 +114,22 @@ def test_the_hint_gives_the_bar_of_the_model_that_read() -> None:
     )  # fmt: skip
     reason = below_floor(measured, READER)
     assert reason is not None and "hour → time 0.620, under the bar of 0.65" in reason
+
+
+def test_without_a_reading_bar_no_reading_keeps_a_pack_whoever_read() -> None:
+    # `reading=None` turns word readings off, whichever model read them.
+    measured = Relevance(
+        similarity=0.1, words=2, words_found=0, nearest={"aerodromes": ("airport", 0.64)},
+        nearest_tables={"aerodromes": ("airport", 0.64)}, reader="all-minilm-l6-v2-int8",
+    )  # fmt: skip
+    assert below_floor(measured, READER) is None
+    assert below_floor(measured, RelevanceFloor(similarity=0.3)) is not None
+
+
+def test_the_hint_names_the_nearest_table_word_and_its_bar() -> None:
+    measured = Relevance(
+        similarity=0.1, words=2, words_found=0, nearest={"pupil": ("name", 0.5)},
+        nearest_tables={"pupil": ("student", 0.52)}, reader="all-minilm-l6-v2-int8",
+    )  # fmt: skip
+    reason = below_floor(measured, READER)
+    assert reason is not None and "nearest table word: pupil → student 0.520, under 0.55" in reason

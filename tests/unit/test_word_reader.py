@@ -26,3 +26,39 @@ def test_the_first_reader_that_loads_is_taken(monkeypatch: pytest.MonkeyPatch) -
     assert reader is not None and reader.name == embed.DEFAULT_MODEL
     # Looked for once: the same object again.
     assert embed.word_reader() is reader
+
+
+def test_a_reader_installed_but_broken_is_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A shared library missing from an onnxruntime install raises ImportError, not the
+    # project's own error: the floor falls back instead of failing every question.
+    real = embed.get_embedder
+
+    def broken(model: str | None = None) -> embed.Embedder:
+        if model == "broken-reader":
+            raise ImportError("libonnxruntime.so.1: cannot open shared object file")
+        return real(model)
+
+    monkeypatch.setattr(embed, "get_embedder", broken)
+    monkeypatch.setattr(embed, "WORD_READERS", ("broken-reader", embed.DEFAULT_MODEL))
+    reader = embed.word_reader()
+    assert reader is not None and reader.name == embed.DEFAULT_MODEL
+
+
+def test_threads_asking_at_once_load_one_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    loads: list[str] = []
+    real = embed.get_embedder
+
+    def counted(model: str | None = None) -> embed.Embedder:
+        loads.append(str(model))
+        return real(model)
+
+    monkeypatch.setattr(embed, "get_embedder", counted)
+    monkeypatch.setattr(embed, "WORD_READERS", (embed.DEFAULT_MODEL,))
+    threads = [threading.Thread(target=embed.word_reader) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert loads == [embed.DEFAULT_MODEL]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from schemawise.enrich.metadata import Join, Metadata
 from schemawise.graph import cardinality
+from schemawise.graph.datachecks import DataChecker
+from schemawise.graph.extract import add_bridges, measure_inclusion
 from schemawise.graph.model import Edge, Evidence, Problem, SchemaGraph, Table
 
 
@@ -38,39 +42,73 @@ def add_relationships(graph: SchemaGraph, meta: Metadata) -> int:
     return added
 
 
-def apply_overlay_joins(graph: SchemaGraph, meta: Metadata) -> tuple[int, int]:
+@dataclass
+class OverlayJoins:
+    """What the overlay's `joins:` and `not_joins:` did to the graph."""
+
+    added: int = 0
+    removed: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+
+def apply_overlay_joins(
+    graph: SchemaGraph, meta: Metadata, checker: DataChecker | None = None
+) -> OverlayJoins:
     """The overlay's word on joins: `not_joins` takes those joins out of the graph (whatever
     found them), `joins` puts them in as `overlay` edges, in place of a join the graph already
-    has between the same columns. A join naming a table or column the graph lacks is left out
-    and said in the graph's problems. Returns (joins added, joins taken out)."""
-    removed = 0
+    has between the same columns, their cardinality and orphans measured when `checker` is
+    given. Many-to-many bridges are then derived again from the joins left. An entry naming a
+    table or column the graph lacks, or denying a join it does not have, is left out and said
+    in the graph's problems (which mark it partial)."""
+    done = OverlayJoins()
+    if not meta.joins and not meta.not_joins:
+        return done
+    # What the catalogue says, before a declared key is denied or restated: `check` and `run`
+    # compare it with the database's catalogue to reuse the indexed graph (graph/reuse.py).
+    catalog = graph.structure_version()
     for denied in meta.not_joins:
-        edge = _edge_of(graph, denied)
+        edge = _edge_of(graph, denied, done)
         if edge is None:
             continue
-        kept = [e for e in graph.edges if _same_join(e, edge)]
-        graph.edges = [e for e in graph.edges if not _same_join(e, edge)]
-        removed += len(kept)
-    added = 0
-    for stated in meta.joins:
-        edge = _edge_of(graph, stated)
-        if edge is None:
+        kept = [e for e in graph.edges if not _same_join(e, edge)]
+        if len(kept) == len(graph.edges):
+            through = [e.via for e in graph.edges if e.via and _same_columns(e, edge)]
+            why = (
+                f"it is a many-to-many through {through[0]}: deny one of the joins to it"
+                if through
+                else "the graph has no join between those columns"
+            )
+            _problem(graph, denied, why, done, verb="denied")
             continue
+        done.removed += len(graph.edges) - len(kept)
+        graph.edges = kept
+    stated: set[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = set()
+    for join in meta.joins:
+        edge = _edge_of(graph, join, done)
+        if edge is None or edge.key() in stated:
+            continue
+        stated.add(edge.key())
         graph.edges = [e for e in graph.edges if not _same_join(e, edge)]
-        cardinality.assign(edge, graph, None)
+        cardinality.assign(edge, graph, checker)
+        if checker is not None:
+            measure_inclusion(edge, graph, checker)
         graph.edges.append(edge)
-        added += 1
-    if added or removed:
+        done.added += 1
+    if done.added or done.removed:
+        graph.edges = [e for e in graph.edges if e.via is None]
+        add_bridges(graph)
+        graph.catalog_fingerprint = catalog
         graph.version = graph.compute_version()
-    return added, removed
+    if done.problems:
+        graph.partial = True
+    return done
 
 
-def _edge_of(graph: SchemaGraph, join: Join) -> Edge | None:
+def _edge_of(graph: SchemaGraph, join: Join, done: OverlayJoins) -> Edge | None:
     child, parent = _table(graph, join.child_table), _table(graph, join.parent_table)
-    if child is None or parent is None:
-        sides = ((join.child_table, child), (join.parent_table, parent))
-        missing = ", ".join(name for name, table in sides if table is None)
-        _problem(graph, join, f"no table {missing} in the graph")
+    if isinstance(child, str) or isinstance(parent, str):
+        why = "; ".join(found for found in (child, parent) if isinstance(found, str))
+        _problem(graph, join, why, done)
         return None
     child_columns = [child.column(c) for c in join.child_columns]
     parent_columns = [parent.column(c) for c in join.parent_columns]
@@ -82,7 +120,7 @@ def _edge_of(graph: SchemaGraph, join: Join) -> Edge | None:
         if col is None
     ]  # fmt: skip
     if absent:
-        _problem(graph, join, f"no column {', '.join(absent)}")
+        _problem(graph, join, f"no column {', '.join(absent)}", done)
         return None
     return Edge(
         child_table=child.name,
@@ -95,33 +133,39 @@ def _edge_of(graph: SchemaGraph, join: Join) -> Edge | None:
     )
 
 
-def _table(graph: SchemaGraph, name: str) -> Table | None:
-    """By full name, else by bare name when only one table has it (`planes` for `main.planes`)."""
+def _table(graph: SchemaGraph, name: str) -> Table | str:
+    """The table by its full name, or by its bare name when only one table has it; else why
+    not (`planes` for `main.planes`; `orders` when `a.orders` and `b.orders` both exist)."""
     found = graph.table(name)
     if found is not None:
         return found
     lowered = name.lower()
-    matches = [
-        t for t in graph.tables
-        if t.name.lower() == lowered or t.name.rsplit(".", 1)[-1].lower() == lowered
-    ]  # fmt: skip
-    return matches[0] if len(matches) == 1 else None
+    same = [t.name for t in graph.tables if t.name.rsplit(".", 1)[-1].lower() == lowered]
+    if len(same) > 1:
+        return f"{name} names {len(same)} tables ({', '.join(sorted(same)[:3])}): write the schema"
+    return f"no table {name} in the graph"
+
+
+def _same_columns(edge: Edge, other: Edge) -> bool:
+    return edge.unordered_key() == other.unordered_key()
 
 
 def _same_join(edge: Edge, other: Edge) -> bool:
     """The same columns joined, either way round; a bridge through a table is another join."""
-    return edge.via is None and edge.unordered_key() == other.unordered_key()
+    return edge.via is None and _same_columns(edge, other)
 
 
-def _problem(graph: SchemaGraph, join: Join, why: str) -> None:
-    graph.problems.append(
-        Problem(
-            stage="overlay",
-            message=f"the overlay's join {join.describe()} was left out: {why}",
-            hint="Write each side as table.column, with the names the graph shows "
-            "(`schemawise graph URL`).",
-        )
+def _problem(
+    graph: SchemaGraph, join: Join, why: str, done: OverlayJoins, verb: str = "stated"
+) -> None:
+    problem = Problem(
+        stage="overlay",
+        message=f"the overlay's {verb} join {join.describe()} was left out: {why}",
+        hint="Write each side as table.column, with the names `schemawise graph URL` shows, "
+        "and deny only joins the graph has (`schemawise path URL A B`).",
     )
+    graph.problems.append(problem)
+    done.problems.append(problem)
 
 
 def about_tables(graph: SchemaGraph, meta: Metadata) -> dict[str, str]:

@@ -72,11 +72,22 @@ class Join(BaseModel):
         )
 
 
+def _listed(data: dict[str, Any], key: str) -> list[Any]:
+    entries = data.get(key) or []
+    if not isinstance(entries, list):
+        raise TypeError(f"`{key}:` is a list of {{from: table.column, to: table.column}}")
+    return entries
+
+
 def _columns_of(value: Any) -> tuple[str, list[str]]:
-    names = [str(v) for v in (value if isinstance(value, list) else [value])]
-    split = [n.rsplit(".", 1) for n in names]
-    if not names or any(len(parts) != 2 for parts in split):
+    names = value if isinstance(value, list) else [value]
+    if not names or not all(isinstance(n, str) for n in names):
         raise TypeError(f"write each column as table.column: {value}")
+    split = [n.strip().rsplit(".", 1) for n in names]
+    if any(len(parts) != 2 or not all(parts) for parts in split):
+        raise TypeError(f"write each column as table.column: {value}")
+    if len({column.lower() for _, column in split}) != len(split):
+        raise TypeError(f"a column is named twice on one side of a join: {value}")
     tables = {table for table, _ in split}
     if len(tables) != 1:
         raise TypeError(f"a join's columns on one side are of one table: {value}")
@@ -261,8 +272,8 @@ def from_overlay(path: Path) -> Metadata:
             rules=[Rule(**r) for r in data.get("rules", [])],
             examples=[Example(**e) for e in data.get("examples", [])],
             jargon={str(k): str(v) for k, v in (data.get("jargon") or {}).items()},
-            joins=[Join.parse(j) for j in data.get("joins") or []],
-            not_joins=[Join.parse(j) for j in data.get("not_joins") or []],
+            joins=[Join.parse(j) for j in _listed(data, "joins")],
+            not_joins=[Join.parse(j) for j in _listed(data, "not_joins")],
         )
     except (ValidationError, TypeError, AttributeError) as exc:
         raise SchemawiseError(

@@ -109,8 +109,8 @@ def extract_graph(
         say("checking declared joins on the data")
         for edge in graph.edges:
             if edge.via is None and edge.source == "foreign_key":
-                _measure_inclusion(edge, graph, checker)
-    _add_bridges(graph)
+                measure_inclusion(edge, graph, checker)
+    add_bridges(graph)
     if checker is not None:
         graph.problems.extend(checker.problems)
         if checker.skipped_for_budget:
@@ -334,7 +334,7 @@ def _confirm(
     return edge
 
 
-def _measure_inclusion(edge: Edge, graph: SchemaGraph, checker: DataChecker) -> None:
+def measure_inclusion(edge: Edge, graph: SchemaGraph, checker: DataChecker) -> None:
     """How many of a declared join's child values its parent holds: a declared key is not
     enforced everywhere, and an orphan is a row an inner join drops (graph/paths.py warns)."""
     measured = checker.inclusion(*_inclusion_args(edge, graph), same_types=_same_types(edge, graph))
@@ -523,7 +523,7 @@ def _share_found(found: Containment) -> str:
     return f"{found.found} of {found.distinct}"
 
 
-def _add_bridges(graph: SchemaGraph) -> None:
+def add_bridges(graph: SchemaGraph) -> None:
     """A table whose key is two foreign keys relates their parents many-to-many."""
     outgoing: dict[str, list[Edge]] = defaultdict(list)
     for edge in graph.edges:

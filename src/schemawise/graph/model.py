@@ -124,6 +124,9 @@ class SchemaGraph(BaseModel):
     # A graph built with problems (a table that vanished, a permission denied) is partial.
     partial: bool = False
     problems: list[Problem] = Field(default_factory=list)
+    # `structure_version` as the catalogue alone gave it, when the overlay has since denied or
+    # restated a declared join (enrich/apply.py): what the database's catalogue is compared to.
+    catalog_fingerprint: str = ""
     _lookup_cache: dict[str, Table] = PrivateAttr(default_factory=dict)
     _lookup_stamp: tuple[int, int] = PrivateAttr(default=(-1, 0))
     _derived: dict[str, tuple[tuple[int, ...], Any]] = PrivateAttr(default_factory=dict)
@@ -159,6 +162,8 @@ class SchemaGraph(BaseModel):
         """A fingerprint of what the catalogue alone says (tables, columns, keys, declared
         references): cheap to recompute from the database without inferring or measuring
         anything, so a stored graph can be checked for staleness in one catalogue read."""
+        if self.catalog_fingerprint:
+            return self.catalog_fingerprint
         return structure_fingerprint(
             self.tables,
             [

@@ -3,9 +3,11 @@ time), and any OpenAI-compatible endpoint. Every answer is validated before use 
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import shutil
+import threading
 import warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -18,6 +20,7 @@ from schemawise.config import home_dir
 from schemawise.errors import SchemawiseError
 
 DEFAULT_MODEL = "wordllama-l2-256"
+log = logging.getLogger(__name__)
 
 
 class EmbeddingError(SchemawiseError):
@@ -226,21 +229,31 @@ def get_embedder(model: str | None = None) -> Embedder:
 # the faster first: all-MiniLM-L6-v2 with int8 weights (the `onnx` extra), else in numpy.
 WORD_READERS = ("all-minilm-l6-v2-int8", "all-minilm-l6-v2")
 _READER: list[Embedder | None] = []
+_READER_LOCK = threading.Lock()
 
 
 def word_reader() -> Embedder | None:
     """The first word reader installed, or None (the floor then reads words with the search's
-    own embedder). Looked for once per process."""
-    if not _READER:
-        found: Embedder | None = None
-        for model in WORD_READERS:
-            try:
-                found = get_embedder(model)
-                break
-            except SchemawiseError:
-                continue
-        _READER.append(found)
-    return _READER[0]
+    own embedder). Looked for once per process, under a lock: the MCP server answers in
+    worker threads, and each would otherwise load the model."""
+    with _READER_LOCK:
+        if not _READER:
+            _READER.append(_first_reader())
+        return _READER[0]
+
+
+def _first_reader() -> Embedder | None:
+    for model in WORD_READERS:
+        try:
+            return get_embedder(model)
+        except SchemawiseError:
+            continue  # not installed
+        except (ImportError, OSError, RuntimeError) as exc:
+            # Installed but broken (a shared library missing, a corrupt file): the floor
+            # falls back rather than failing every question.
+            log.warning("word reader %s could not load: %s", model, exc)
+            continue
+    return None
 
 
 def backoff_seconds(

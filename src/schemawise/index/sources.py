@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from schemawise.enrich.profile import ColumnProfile, profile_source, wordlike
 from schemawise.enrich.querylog import read_log
 from schemawise.enrich.usage import tables_and_columns, usage_from_log
 from schemawise.errors import SchemawiseError
+from schemawise.graph.datachecks import DataChecker
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import SchemaGraph
 from schemawise.index import store
@@ -57,10 +58,17 @@ class IndexReport:
     embedded: int  # documents new or changed (the only ones embedded)
     removed: int
     seconds: float
+    # What failed while the graph was built (a table unreadable, an overlay join that names
+    # no table): {stage, table, message, hint}, also kept in the stored graph.
+    problems: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
 
+
+# The time the overlay's stated joins may spend on the data (cardinality, orphans): a few
+# joins, each a query or three.
+OVERLAY_CHECKS_SECONDS = 10.0
 
 # Sources that `bench linking` and `bench context-speed` of earlier releases wrote into the
 # user's own index without registering them (they now use a scratch database).
@@ -111,6 +119,12 @@ def index_source(
         "profile": profile,
         "describe": describe is not None,
     }
+    # The team's files first: a mistake in one fails before the database is read.
+    given = Metadata()
+    if dbt:
+        given = given.merge(from_dbt(dbt))
+    if overlay:
+        given = given.merge(from_overlay(overlay))
     say("extracting the schema graph")
     with connect(url) as source:
         # A file, or `pg_stat_statements` of this very database (enrich/querylog.py).
@@ -119,14 +133,12 @@ def index_source(
         if profile:
             say("profiling the data")
         profiles = profile_source(source, graph) if profile else {}
+        meta = Metadata(profiles=profiles, usage=usage_from_log(log, graph) if log else None)
+        meta = meta.merge(given)
+        add_relationships(graph, meta)
+        # While the database is open: the joins the overlay states are measured as others are.
+        apply_overlay_joins(graph, meta, DataChecker(source, budget_seconds=OVERLAY_CHECKS_SECONDS))
     name = name or _default_name(url)
-    meta = Metadata(profiles=profiles, usage=usage_from_log(log, graph) if log else None)
-    if dbt:
-        meta = meta.merge(from_dbt(dbt))
-    if overlay:
-        meta = meta.merge(from_overlay(overlay))
-    add_relationships(graph, meta)
-    apply_overlay_joins(graph, meta)
     if describe is not None:
         # After dbt and the overlay: only tables they leave undescribed are asked about.
         generated = describe_tables(graph, meta, sample_values(meta), describe,
@@ -176,6 +188,7 @@ def index_source(
         embedded=counts.embedded,
         removed=counts.removed,
         seconds=round(time.perf_counter() - started, 3),
+        problems=[p.model_dump() for p in graph.problems],
     )
 
 

@@ -117,10 +117,9 @@ def build_context(
     if not relevance.named and (floor is None or below_floor(relevance, floor) is not None):
         # Read only when they can decide (or for the record, with no floor): a few words
         # against the schema's lexicon, embedded once per graph.
-        reader = word_reader() or embedder
-        unfound = unfound_readings(conn, asked, read, graphs[read.source], reader)
+        unfound = unfound_readings(conn, asked, read, graphs[read.source], embedder)
         relevance.nearest, relevance.nearest_tables = unfound.nearest, unfound.tables
-        relevance.reader = reader.name
+        relevance.reader = unfound.reader
     if (reason := below_floor(relevance, floor)) is not None:
         # No database is chosen, but the caller still learns which ones came nearest (a UI
         # can offer them; naming one as the source with the floor off asks it anyway).
@@ -184,8 +183,12 @@ def unfound_readings(
     embedder: Embedder,
 ) -> WordReadings:
     """The question's words the chosen database does not hold, each read as its nearest schema
-    word and its nearest word of a table's name (the relevance floor's word-by-word measure)."""
+    word and its nearest word of a table's name (the relevance floor's word-by-word measure):
+    by the word reader when one is installed (loaded only when there is a word to read), else
+    by `embedder`."""
     candidates = unknown_words(question)
     lexemes = store.word_lexemes(conn, candidates)
     unfound = [w for w in candidates if lexemes.get(w) and not lexemes[w] & read.words_found]
-    return nearest_schema_words(unfound, graph, embedder)
+    if not unfound:
+        return WordReadings()
+    return nearest_schema_words(unfound, graph, word_reader() or embedder)

@@ -205,6 +205,7 @@ class WordReadings:
 
     nearest: dict[str, tuple[str, float]] = field(default_factory=dict)
     tables: dict[str, tuple[str, float]] = field(default_factory=dict)
+    reader: str = ""  # the model that read them; empty when no word was read
 
 
 def nearest_schema_words(words: list[str], graph: SchemaGraph, embedder: Embedder) -> WordReadings:
@@ -231,7 +232,7 @@ def nearest_schema_words(words: list[str], graph: SchemaGraph, embedder: Embedde
         for i, word in enumerate(unknown):
             j = int(among[i].argmax())
             tables[word] = (names[table_at[j]], round(float(among[i, j]), 4))
-    return WordReadings(nearest, tables)
+    return WordReadings(nearest, tables, embedder.name)
 
 
 def _near(nearest: dict[str, np.ndarray]) -> dict[str, float]:

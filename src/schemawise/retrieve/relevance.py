@@ -121,10 +121,12 @@ def below_floor(relevance: Relevance, floor: RelevanceFloor | None) -> str | Non
         f"appear in the data, and its closest document is {relevance.similarity:.2f} similar "
         f"in meaning"
     )
-    return reason + _nearest_hint(relevance.nearest, _bar(relevance, floor))
+    return reason + _nearest_hint(relevance, floor)
 
 
 def _reads_as_schema(relevance: Relevance, floor: RelevanceFloor) -> bool:
+    if floor.reading is None:
+        return False  # no reading keeps a pack, by whichever model it was read
     if relevance.reader in floor.readers:
         return any(s >= floor.table_reading for _, s in relevance.nearest_tables.values()) or any(
             s >= floor.column_reading for _, s in relevance.nearest.values()
@@ -134,19 +136,25 @@ def _reads_as_schema(relevance: Relevance, floor: RelevanceFloor) -> bool:
     )
 
 
-def _bar(relevance: Relevance, floor: RelevanceFloor) -> float | None:
-    return floor.column_reading if relevance.reader in floor.readers else floor.reading
-
-
-def _nearest_hint(nearest: dict[str, tuple[str, float]], bar: float | None) -> str:
+def _nearest_hint(relevance: Relevance, floor: RelevanceFloor) -> str:
     """The closest the question's words came to the schema's, so that a user who meant them
     can ask again in the schema's words (or turn the floor off)."""
-    closest = sorted(nearest.items(), key=lambda item: -item[1][1])[:3]
-    if not closest or bar is None:
+    closest = sorted(relevance.nearest.items(), key=lambda item: -item[1][1])[:3]
+    if not closest or floor.reading is None:
         return ""
     readings = ", ".join(f"{word} → {reading} {similarity:.3f}" for word, (reading, similarity)
                          in closest)  # fmt: skip
+    if relevance.reader in floor.readers:
+        tables = sorted(relevance.nearest_tables.items(), key=lambda item: -item[1][1])[:1]
+        table_note = "".join(
+            f"; nearest table word: {word} → {reading} {similarity:.3f}, "
+            f"under {floor.table_reading}"
+            for word, (reading, similarity) in tables
+        )
+        bars = f"under the bar of {floor.column_reading}{table_note}"
+    else:
+        bars = f"under the bar of {floor.reading}"
     return (
-        f" (nearest schema words: {readings}, under the bar of {bar}; ask with the schema's "
-        f"words, or without the floor)"
+        f" (nearest schema words: {readings}, {bars}; ask with the schema's words, or without "
+        f"the floor)"
     )
