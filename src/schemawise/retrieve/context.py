@@ -35,7 +35,6 @@ from schemawise.retrieve.lexicon import (
     WordReadings,
     nearest_schema_words,
     schema_readings,
-    table_readings,
     unknown_words,
 )
 from schemawise.retrieve.notes import Notes, definition_tables, metadata_notes, small_schema_note
@@ -86,24 +85,17 @@ def build_context(
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
     readings = Readings()
     searched = {s: graphs[s] for s in (sources or graphs) if s in graphs}
-    reader = word_reader() if embedder.name == DEFAULT_FLOOR.embedder else None
-    lexicon = lexicon_on(settings, len(searched), embedder.name)
-    # Only words the searched index never saw (in names, descriptions or values) are read as
-    # schema words: a value ("APG") or a word of a description is already found. The
-    # question's words only: evidence is the schema's own terms and formulas (read with it,
-    # BIRD given kept 4.07 tables instead of 3.97 for the same recall).
-    unseen = unseen_words(conn, asked, sources) if lexicon or reader is not None else []
-    if lexicon:
+    if lexicon_on(settings, len(searched), embedder.name):
+        # Only words the searched index never saw (in names, descriptions or values) are read
+        # as schema words: a value ("APG") or a word of a description is already found. The
+        # question's words only: evidence is the schema's own terms and formulas (read with
+        # it, BIRD given kept 4.07 tables instead of 3.97 for the same recall).
+        candidates = unknown_words(asked)
+        seen = set().union(*store.words_found(conn, " ".join(candidates), sources).values())
+        lexemes = store.word_lexemes(conn, candidates)
+        unseen = [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
         readings = schema_readings(unseen, searched, embedder, RETRIEVAL.lexicon_similarity)
-    # A word the word reader places near a table's name (aerodromes → airport) is searched
-    # as that name too, at the relevance floor's bar for a table's word.
-    read_as_tables = (
-        table_readings(unseen, searched, reader, DEFAULT_FLOOR.table_reading)
-        if reader is not None and unseen
-        else {}
-    )
-    extra = set(readings.words.values()) | set(read_as_tables.values())
-    words = read_question(asked, evidence, tuple(sorted(extra)))
+    words = read_question(asked, evidence, tuple(sorted(set(readings.words.values()))))
     search = Search(
         words.lexical, words.vocabulary, embedder.embed([words.text])[0], sources,
         settings.candidates,
@@ -172,18 +164,6 @@ def lexicon_on(settings: ContextSettings, searched: int, embedder: str) -> bool:
     if settings.lexicon is not None:
         return settings.lexicon
     return searched > 1 and embedder == DEFAULT_FLOOR.embedder
-
-
-def unseen_words(
-    conn: psycopg.Connection[Any], question: str, sources: list[str] | None
-) -> list[str]:
-    """The question's words of English that no document of the searched sources holds."""
-    candidates = unknown_words(question)
-    if not candidates:
-        return []
-    seen = set().union(*store.words_found(conn, " ".join(candidates), sources).values())
-    lexemes = store.word_lexemes(conn, candidates)
-    return [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
 
 
 def naming_words(conn: psycopg.Connection[Any], named: set[str]) -> set[str]:

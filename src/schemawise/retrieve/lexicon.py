@@ -235,48 +235,6 @@ def nearest_schema_words(words: list[str], graph: SchemaGraph, embedder: Embedde
     return WordReadings(nearest, tables, embedder.name)
 
 
-# Tables' name words by (schema version, reader): a reader is asked for them once per schema.
-_TABLE_WORDS: dict[tuple[str, str], tuple[list[str], np.ndarray]] = {}
-
-
-def table_readings(
-    words: list[str], graphs: dict[str, SchemaGraph], reader: Embedder, bar: float
-) -> dict[str, str]:
-    """Each of `words` → the word of a table's name nearest to it over the graphs, by the word
-    reader, when at least `bar` similar (aerodromes → airport): searched as that word too."""
-    asked = [w for w in words if len(w) >= MIN_LETTERS]
-    if not asked:
-        return {}
-    vectors = _unit(reader.embed(asked))
-    best: dict[str, tuple[float, str]] = {}
-    for graph in graphs.values():
-        names, known = _table_lexicon(graph, reader)
-        if not names:
-            continue
-        similarity = vectors @ known.T
-        for i, word in enumerate(asked):
-            j = int(similarity[i].argmax())
-            if similarity[i, j] >= bar and similarity[i, j] > best.get(word, (-1.0, ""))[0]:
-                best[word] = (float(similarity[i, j]), names[j])
-    return {word: name for word, (_, name) in best.items()}
-
-
-def _table_lexicon(graph: SchemaGraph, reader: Embedder) -> tuple[list[str], np.ndarray]:
-    def build(g: SchemaGraph) -> tuple[list[str], np.ndarray]:
-        key = (g.version, reader.name) if g.version else None
-        if key is not None and key in _TABLE_WORDS:
-            return _TABLE_WORDS[key]
-        names = sorted(table_words(g))
-        built = (names, _unit(reader.embed(names)) if names else np.zeros((0, reader.dim)))
-        if key is not None:
-            if len(_TABLE_WORDS) >= _KEPT_VERSIONS * 4:
-                _TABLE_WORDS.pop(next(iter(_TABLE_WORDS)), None)
-            _TABLE_WORDS[key] = built
-        return built
-
-    return graph.cached(f"table-lexicon:{reader.name}", build)
-
-
 def _near(nearest: dict[str, np.ndarray]) -> dict[str, float]:
     """Source → by how much its lexicon's nearest words beat chance and the average source's
     (both in its chance spreads), summed over the words: a word every schema is about as near
