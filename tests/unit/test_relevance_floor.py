@@ -107,13 +107,23 @@ def test_with_the_word_reader_a_table_word_is_read_at_a_lower_bar(
     assert below_floor(other, READER) is None
 
 
-def test_the_hint_gives_the_bar_of_the_model_that_read() -> None:
+@pytest.mark.parametrize(
+    ("word", "column", "table", "said"),
+    [
+        ("hour", ("time", 0.62), ("flight", 0.2), "hour → time 0.620, under the bar of 0.65"),
+        ("pupil", ("name", 0.5), ("student", 0.52),
+         "nearest table word: pupil → student 0.520, under 0.55"),
+    ],
+)  # fmt: skip
+def test_the_hint_gives_the_bars_of_the_model_that_read(
+    word: str, column: tuple[str, float], table: tuple[str, float], said: str
+) -> None:
     measured = Relevance(
-        similarity=0.1, words=2, words_found=0, nearest={"hour": ("time", 0.62)},
-        nearest_tables={"hour": ("flight", 0.2)}, reader="all-minilm-l6-v2",
+        similarity=0.1, words=2, words_found=0, nearest={word: column},
+        nearest_tables={word: table}, reader="all-minilm-l6-v2",
     )  # fmt: skip
     reason = below_floor(measured, READER)
-    assert reason is not None and "hour → time 0.620, under the bar of 0.65" in reason
+    assert reason is not None and said in reason
 
 
 def test_without_a_reading_bar_no_reading_keeps_a_pack_whoever_read() -> None:
@@ -124,12 +134,3 @@ def test_without_a_reading_bar_no_reading_keeps_a_pack_whoever_read() -> None:
     )  # fmt: skip
     assert below_floor(measured, READER) is None
     assert below_floor(measured, RelevanceFloor(similarity=0.3)) is not None
-
-
-def test_the_hint_names_the_nearest_table_word_and_its_bar() -> None:
-    measured = Relevance(
-        similarity=0.1, words=2, words_found=0, nearest={"pupil": ("name", 0.5)},
-        nearest_tables={"pupil": ("student", 0.52)}, reader="all-minilm-l6-v2-int8",
-    )  # fmt: skip
-    reason = below_floor(measured, READER)
-    assert reason is not None and "nearest table word: pupil → student 0.520, under 0.55" in reason
