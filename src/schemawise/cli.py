@@ -67,6 +67,14 @@ QueryLogOpt = Annotated[
         "Postgres source's statement statistics.",
     ),
 ]
+OverlayJoinsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--overlay",
+        help="schemawise.yml overlay file: its `joins:` and `not_joins:` applied, as `index` "
+        "applies them.",
+    ),
+]
 NoDataOpt = Annotated[
     bool, typer.Option("--no-data-checks", help="Structure only: no queries on table data.")
 ]
@@ -104,17 +112,26 @@ def _load_graph(
     budget: float,
     schemas: list[str] | None,
     say: Callable[[str], None],
+    overlay: Path | None = None,
 ) -> Any:
     from schemawise.db import connect
+    from schemawise.enrich.apply import apply_overlay_joins
+    from schemawise.enrich.metadata import from_overlay
     from schemawise.enrich.querylog import read_log
+    from schemawise.graph.datachecks import DataChecker
     from schemawise.graph.extract import ExtractOptions, extract_graph
 
+    meta = from_overlay(overlay) if overlay else None  # a mistake fails before the database
     with connect(url, schemas=schemas) as source:
         log = read_log(query_log, source) if query_log else None
         options = ExtractOptions(
             data_checks=not no_data_checks, query_log=log, budget_seconds=budget
         )
-        return extract_graph(source, options, progress=say)
+        graph = extract_graph(source, options, progress=say)
+        if meta is not None:
+            checker = None if no_data_checks else DataChecker(source, budget_seconds=budget)
+            apply_overlay_joins(graph, meta, checker)
+        return graph
 
 
 @app.command(short_help="The schema graph: tables, keys, joins with verified cardinality.")
@@ -126,6 +143,7 @@ def graph(
     no_data_checks: NoDataOpt = False,
     budget: BudgetOpt = 60.0,
     schema: SchemaOpt = None,
+    overlay: OverlayJoinsOpt = None,
 ) -> None:
     """Extract the schema graph: tables, keys, and edges with verified cardinality.
 
@@ -133,11 +151,12 @@ def graph(
     Examples:
       schemawise graph embedded
       schemawise graph sqlite:///chinook.db --json > graph.json
+      schemawise graph sqlite:///flights.db --overlay schemawise.yml   # its joins, before index
     """
     from schemawise.graph.render import graph_tables
 
     with progress(not as_json) as say:
-        result = _load_graph(url, query_log, no_data_checks, budget, schema, say)
+        result = _load_graph(url, query_log, no_data_checks, budget, schema, say, overlay)
     if as_json:
         print(result.to_json())
     else:
@@ -154,6 +173,7 @@ def path(
     no_data_checks: NoDataOpt = False,
     budget: BudgetOpt = 60.0,
     schema: SchemaOpt = None,
+    overlay: OverlayJoinsOpt = None,
 ) -> None:
     """The cheapest join path connecting tables, with its grain and fan-out warnings.
 
@@ -167,7 +187,7 @@ def path(
     if len(tables) < 2:
         raise SchemawiseError("`path` needs at least two tables.", "e.g. path URL orders regions")
     with progress(not as_json) as say:
-        result = _load_graph(url, query_log, no_data_checks, budget, schema, say)
+        result = _load_graph(url, query_log, no_data_checks, budget, schema, say, overlay)
     joined = connecting_tree(result, tables)
     if as_json:
         print(joined.model_dump_json(indent=2))

@@ -53,6 +53,33 @@ def test_path_json_and_text(chinook_url: str) -> None:
     assert "JOIN Album.ArtistId = Artist.ArtistId" in text.stdout
 
 
+def test_graph_and_path_preview_the_overlays_joins(tmp_path: Path, chinook_url: str) -> None:
+    # Before indexing, a team sees what its overlay does: a denied join is gone from the graph
+    # (and so from the path), a typo is listed as a problem with its hint.
+    overlay = tmp_path / "schemawise.yml"
+    overlay.write_text(
+        "not_joins:\n  - {from: Album.ArtistId, to: Artist.ArtistId}\n"
+        "joins:\n  - {from: Album.ArtistIdd, to: Artist.ArtistId}\n"
+    )
+    result = runner.invoke(app, ["graph", chinook_url, "--json", "--overlay", str(overlay)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    pairs = {(e["child_table"], e["parent_table"]) for e in doc["edges"]}
+    assert ("Album", "Artist") not in pairs and ("Track", "Album") in pairs
+    assert doc["partial"] and "no column Album.ArtistIdd" in doc["problems"][0]["message"]
+    text = runner.invoke(app, ["graph", chinook_url, "--overlay", str(overlay)])
+    assert "PARTIAL RESULT" in text.stdout and "ArtistIdd" in text.stdout
+    path = runner.invoke(app, ["path", chinook_url, "Artist", "Album", "--json",
+                               "--overlay", str(overlay)])  # fmt: skip
+    assert path.exit_code == 2 and "NoJoinPathError" in path.stdout
+    # Stated, the join is back as the overlay's.
+    overlay.write_text("joins:\n  - {from: Album.ArtistId, to: Artist.ArtistId}\n")
+    stated = runner.invoke(app, ["graph", chinook_url, "--json", "--overlay", str(overlay)])
+    (edge,) = [e for e in json.loads(stated.stdout)["edges"]
+               if (e["child_table"], e["parent_table"]) == ("Album", "Artist")]  # fmt: skip
+    assert edge["source"] == "overlay" and edge["cardinality"] == "many_to_one"
+
+
 def test_query_log_option(tmp_path: Path, chinook_url: str) -> None:
     log = tmp_path / "log.jsonl"
     log.write_text(
