@@ -56,3 +56,16 @@ def test_an_index_report_says_what_changed() -> None:
     assert console.export_text().strip() == (
         "indexed shop: 9 tables, 120 documents (3 embedded, 1 removed), version b (was a), in 2.3 s"
     )
+
+
+def test_an_index_report_prints_each_problem_with_its_hint() -> None:
+    console = Console(width=200, record=True, color_system=None)
+    problem = {"stage": "overlay", "table": None, "hint": "Write each side as table.column.",
+               "message": "the overlay's stated join lines.order_idd → orders.order_id was left "
+                          "out: no column lines.order_idd"}  # fmt: skip
+    print_index_report(console, {"source": "shop", "version": "b", "previous_version": None,
+                                 "tables": 2, "documents": 9, "embedded": 9, "removed": 0,
+                                 "seconds": 1.0, "problems": [problem]})  # fmt: skip
+    lines = console.export_text().splitlines()
+    assert lines[1] == f"  warning overlay: {problem['message']}"
+    assert lines[2] == "    hint: Write each side as table.column."
