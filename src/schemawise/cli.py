@@ -71,8 +71,8 @@ OverlayJoinsOpt = Annotated[
     Path | None,
     typer.Option(
         "--overlay",
-        help="schemawise.yml overlay file: its `joins:` and `not_joins:` applied, as `index` "
-        "applies them.",
+        help="schemawise.yml overlay file: its `joins:` and `not_joins:` applied as `index` "
+        "applies them (a dbt project's relationships are not read here).",
     ),
 ]
 NoDataOpt = Annotated[
@@ -115,7 +115,7 @@ def _load_graph(
     overlay: Path | None = None,
 ) -> Any:
     from schemawise.db import connect
-    from schemawise.enrich.apply import apply_overlay_joins
+    from schemawise.enrich.apply import OVERLAY_CHECKS_SECONDS, apply_overlay_joins
     from schemawise.enrich.metadata import from_overlay
     from schemawise.enrich.querylog import read_log
     from schemawise.graph.datachecks import DataChecker
@@ -129,7 +129,9 @@ def _load_graph(
         )
         graph = extract_graph(source, options, progress=say)
         if meta is not None:
-            checker = None if no_data_checks else DataChecker(source, budget_seconds=budget)
+            # As `index` measures them: a budget of their own, apart from extraction's.
+            seconds = min(budget, OVERLAY_CHECKS_SECONDS)
+            checker = None if no_data_checks else DataChecker(source, budget_seconds=seconds)
             apply_overlay_joins(graph, meta, checker)
         return graph
 

@@ -94,16 +94,17 @@ def print_index_report(console: Console, report: Mapping[str, Any], verb: str = 
             f"in {report['seconds']:.1f} s",
         )
     )
+    hints: list[str] = []
     for problem in report.get("problems") or []:
+        where = f"{problem['table']}: " if problem.get("table") else ""
+        stage = plain(f"{problem['stage']}: ", "bold")
         console.print(
-            Text.assemble(
-                ("  warning ", "bold yellow"),
-                plain(f"{problem['stage']}: ", "bold"),
-                plain(problem["message"]),
-            )
+            Text.assemble(("  warning ", "bold yellow"), stage, plain(where + problem["message"]))
         )
-        if problem.get("hint"):
-            console.print(Text.assemble("    hint: ", plain(problem["hint"])))
+        if problem.get("hint") and problem["hint"] not in hints:
+            hints.append(problem["hint"])
+    for hint in hints:  # once each: ten typos share one hint
+        console.print(Text.assemble("  hint: ", plain(hint)))
 
 
 def print_rows_enabled(console: Console, report: Mapping[str, Any]) -> None:

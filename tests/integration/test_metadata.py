@@ -155,3 +155,26 @@ def joins_of(graph: SchemaGraph) -> dict[tuple[str, str], tuple[str, str]]:
         for e in graph.edges
         if e.via is None
     }
+
+
+def test_the_overlays_own_checks_say_what_they_skipped(tmp_path: Path) -> None:
+    from schemawise.db.sqlite import SQLiteSource
+    from schemawise.enrich.apply import apply_overlay_joins
+    from schemawise.enrich.metadata import Join, Metadata
+    from schemawise.graph.datachecks import DataChecker
+    from schemawise.graph.extract import ExtractOptions, extract_graph
+
+    database = tmp_path / "air.sqlite"
+    with sqlite3.connect(database) as conn:
+        conn.executescript("""
+            CREATE TABLE planes (tailnum TEXT PRIMARY KEY);
+            CREATE TABLE flights (flight_id INTEGER PRIMARY KEY, tail TEXT);
+            INSERT INTO planes VALUES ('N1'); INSERT INTO flights VALUES (1, 'N1');
+        """)  # fmt: skip
+    meta = Metadata(joins=[Join.parse({"from": "flights.tail", "to": "planes.tailnum"})])
+    with SQLiteSource(str(database)) as source:
+        graph = extract_graph(source, ExtractOptions(data_checks=False))
+        done = apply_overlay_joins(graph, meta, DataChecker(source, budget_seconds=0))
+    # No time to measure: said, not silently assumed.
+    assert done.added == 1 and graph.partial
+    assert any("data checks skipped" in p.message for p in graph.problems)

@@ -194,3 +194,18 @@ def test_a_bare_name_two_schemas_share_is_said_to_be_ambiguous() -> None:
     assert (
         "orders names 2 tables (a.orders, b.orders): write the schema" in done.problems[0].message
     )
+
+
+def test_the_bridges_derived_again_are_extractions_not_dbts() -> None:
+    # dbt's relationships come after extraction and make no bridge; an unrelated stated join
+    # must not make one out of them either.
+    graph = _keyed()
+    for edge in graph.edges:
+        if edge.via is None and edge.parent_table == "products":
+            edge.source = "dbt_relationship"
+    graph.edges = [e for e in graph.edges if e.via is None]  # as extraction left it
+    done = apply_overlay_joins(
+        graph, _meta([{"from": "tags.product_id", "to": "products.product_id"}], [])
+    )
+    assert done.added == 1
+    assert [e for e in graph.edges if e.via] == []

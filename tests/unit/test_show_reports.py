@@ -63,9 +63,12 @@ def test_an_index_report_prints_each_problem_with_its_hint() -> None:
     problem = {"stage": "overlay", "table": None, "hint": "Write each side as table.column.",
                "message": "the overlay's stated join lines.order_idd → orders.order_id was left "
                           "out: no column lines.order_idd"}  # fmt: skip
+    timeout = {"stage": "data_check", "table": "lines", "hint": "", "message": "timeout: …"}
+    problems = [problem, problem, timeout]
     print_index_report(console, {"source": "shop", "version": "b", "previous_version": None,
                                  "tables": 2, "documents": 9, "embedded": 9, "removed": 0,
-                                 "seconds": 1.0, "problems": [problem]})  # fmt: skip
+                                 "seconds": 1.0, "problems": problems})  # fmt: skip
     lines = console.export_text().splitlines()
-    assert lines[1] == f"  warning overlay: {problem['message']}"
-    assert lines[2] == "    hint: Write each side as table.column."
+    assert lines[1] == lines[2] == f"  warning overlay: {problem['message']}"
+    assert lines[3] == "  warning data_check: lines: timeout: …"  # the table it is about
+    assert lines[4:] == ["  hint: Write each side as table.column."]  # each hint once

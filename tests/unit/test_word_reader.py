@@ -33,13 +33,19 @@ def test_a_reader_installed_but_broken_is_passed_over(monkeypatch: pytest.Monkey
     # project's own error: the floor falls back instead of failing every question.
     real = embed.get_embedder
 
+    class FailError(Exception):  # onnxruntime's own errors derive from Exception alone
+        pass
+
     def broken(model: str | None = None) -> embed.Embedder:
         if model == "broken-reader":
             raise ImportError("libonnxruntime.so.1: cannot open shared object file")
+        if model == "corrupt-reader":
+            raise FailError("[ONNXRuntimeError] : 1 : FAIL : Load model failed")
         return real(model)
 
     monkeypatch.setattr(embed, "get_embedder", broken)
-    monkeypatch.setattr(embed, "WORD_READERS", ("broken-reader", embed.DEFAULT_MODEL))
+    readers = ("broken-reader", "corrupt-reader", embed.DEFAULT_MODEL)
+    monkeypatch.setattr(embed, "WORD_READERS", readers)
     reader = embed.word_reader()
     assert reader is not None and reader.name == embed.DEFAULT_MODEL
 

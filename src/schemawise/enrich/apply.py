@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from schemawise.enrich.metadata import Join, Metadata
 from schemawise.graph import cardinality
 from schemawise.graph.datachecks import DataChecker
-from schemawise.graph.extract import add_bridges, measure_inclusion
+from schemawise.graph.extract import add_bridges, budget_problem, measure_inclusion
 from schemawise.graph.model import Edge, Evidence, Problem, SchemaGraph, Table
 
 
@@ -40,6 +40,11 @@ def add_relationships(graph: SchemaGraph, meta: Metadata) -> int:
     if added:
         graph.version = graph.compute_version()
     return added
+
+
+# The time the overlay's stated joins may spend on the data (cardinality, orphans), apart from
+# extraction's own budget: a few joins, each a query or three.
+OVERLAY_CHECKS_SECONDS = 10.0
 
 
 @dataclass
@@ -96,9 +101,17 @@ def apply_overlay_joins(
         done.added += 1
     if done.added or done.removed:
         graph.edges = [e for e in graph.edges if e.via is None]
-        add_bridges(graph)
+        # As extraction derived them (dbt's relationships come later and make none): the
+        # bridges a source has do not depend on whether its overlay states a join.
+        add_bridges(graph, skip=("view_lineage", "dbt_relationship"))
         graph.catalog_fingerprint = catalog
         graph.version = graph.compute_version()
+    if checker is not None:
+        measured = list(checker.problems)
+        if checker.skipped_for_budget:
+            measured.append(budget_problem(checker.skipped_for_budget, checker.budget_seconds))
+        graph.problems.extend(measured)
+        done.problems.extend(measured)
     if done.problems:
         graph.partial = True
     return done

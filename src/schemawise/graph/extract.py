@@ -115,14 +115,14 @@ def extract_graph(
         graph.problems.extend(checker.problems)
         if checker.skipped_for_budget:
             graph.problems.append(
-                _budget_problem(checker.skipped_for_budget, options.budget_seconds)
+                budget_problem(checker.skipped_for_budget, options.budget_seconds)
             )
     graph.partial = bool(graph.problems)
     graph.version = graph.compute_version()
     return graph
 
 
-def _budget_problem(skipped: int, budget: float) -> Problem:
+def budget_problem(skipped: int, budget: float) -> Problem:
     return Problem(
         stage="data_check",
         message=f"time budget of {budget:g}s spent: {skipped} data checks skipped; "
@@ -523,11 +523,12 @@ def _share_found(found: Containment) -> str:
     return f"{found.found} of {found.distinct}"
 
 
-def add_bridges(graph: SchemaGraph) -> None:
-    """A table whose key is two foreign keys relates their parents many-to-many."""
+def add_bridges(graph: SchemaGraph, skip: tuple[str, ...] = ("view_lineage",)) -> None:
+    """A table whose key is two foreign keys relates their parents many-to-many (joins of the
+    sources in `skip` take no part)."""
     outgoing: dict[str, list[Edge]] = defaultdict(list)
     for edge in graph.edges:
-        if edge.via is None and edge.source != "view_lineage":
+        if edge.via is None and edge.source not in skip:
             outgoing[edge.child_table].append(edge)
     for bridge_name, edges in outgoing.items():
         bridge = graph.table(bridge_name)

@@ -248,9 +248,10 @@ def _first_reader() -> Embedder | None:
             return get_embedder(model)
         except SchemawiseError:
             continue  # not installed
-        except (ImportError, OSError, RuntimeError) as exc:
-            # Installed but broken (a shared library missing, a corrupt file): the floor
-            # falls back rather than failing every question.
+        except Exception as exc:
+            # Installed but broken (a shared library missing, a corrupt model or tokenizer
+            # file: onnxruntime, tokenizers and safetensors each raise their own types): the
+            # floor falls back rather than failing every question.
             log.warning("word reader %s could not load: %s", model, exc)
             continue
     return None

@@ -13,7 +13,12 @@ import psycopg
 
 from schemawise.db import connect
 from schemawise.db.urls import redact
-from schemawise.enrich.apply import about_tables, add_relationships, apply_overlay_joins
+from schemawise.enrich.apply import (
+    OVERLAY_CHECKS_SECONDS,
+    about_tables,
+    add_relationships,
+    apply_overlay_joins,
+)
 from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
 from schemawise.enrich.generated import Describe, describe_tables
@@ -65,10 +70,6 @@ class IndexReport:
     def to_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
 
-
-# The time the overlay's stated joins may spend on the data (cardinality, orphans): a few
-# joins, each a query or three.
-OVERLAY_CHECKS_SECONDS = 10.0
 
 # Sources that `bench linking` and `bench context-speed` of earlier releases wrote into the
 # user's own index without registering them (they now use a scratch database).
