@@ -113,7 +113,7 @@ def test_the_overlay_states_and_denies_joins_in_the_indexed_graph(
 
 
 def test_a_denied_declared_key_and_a_typo_in_the_overlay(embedded_url: str, tmp_path: Path) -> None:
-    from schemawise.graph.reuse import INDEXED, graph_for
+    from schemawise.graph.reuse import EXTRACTED, INDEXED, graph_for
 
     database = tmp_path / "shop.sqlite"
     with sqlite3.connect(database) as conn:
@@ -139,6 +139,14 @@ def test_a_denied_declared_key_and_a_typo_in_the_overlay(embedded_url: str, tmp_
     choice = graph_for(url)
     assert choice.origin == INDEXED and choice.source == "shop_denied"
     assert choice.graph.edges == [] and choice.graph.partial
+    # The catalogue changes: the stored graph is stale and extracted again, still with the
+    # overlay's word on joins (the denied key stays out until `sync`).
+    with sqlite3.connect(database) as conn:
+        conn.execute("ALTER TABLE lines ADD COLUMN note TEXT")
+    stale = graph_for(url)
+    assert stale.origin == EXTRACTED
+    assert [e for e in stale.graph.edges if e.parent_table == "orders"] == []
+    assert any("order_idd" in p.message for p in stale.graph.problems)
 
 
 def load_graph_of(index_url: str, url: str, name: str, overlay: Path | None) -> SchemaGraph:

@@ -15,10 +15,11 @@ from pathlib import Path
 import psycopg
 
 from schemawise.db import connect
+from schemawise.db.base import Source
 from schemawise.db.urls import parse_url, redact
 from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
-from schemawise.graph.model import SchemaGraph, structure_fingerprint
+from schemawise.graph.model import Problem, SchemaGraph, structure_fingerprint
 
 INDEXED = "index"
 EXTRACTED = "extracted"
@@ -46,7 +47,14 @@ def _same_database(url: str, indexed_url: str) -> bool:
     return redact(mine.target) == redact(theirs.target)
 
 
-def _indexed(url: str) -> tuple[str, SchemaGraph] | None:
+@dataclass(frozen=True)
+class _Stored:
+    name: str
+    graph: SchemaGraph
+    overlay: Path | None  # the overlay file it was indexed with
+
+
+def _indexed(url: str) -> _Stored | None:
     """The stored graph of `url`, when the embedded index is running and holds it."""
     from schemawise.db.embedded import status
 
@@ -59,22 +67,25 @@ def _indexed(url: str) -> tuple[str, SchemaGraph] | None:
             if not exists or exists[0] is None:
                 return None
             rows = conn.execute(
-                "SELECT source, url, graph::text FROM schemawise.index_sources ORDER BY source"
+                "SELECT source, url, graph::text, options->>'overlay' "
+                "FROM schemawise.index_sources ORDER BY source"
             ).fetchall()
     except psycopg.Error:
         return None
-    for name, stored_url, text in rows:
+    for name, stored_url, text, overlay in rows:
         if _same_database(url, str(stored_url)):
-            return str(name), SchemaGraph.from_json(text)
+            return _Stored(
+                str(name), SchemaGraph.from_json(text), Path(overlay) if overlay else None
+            )
     return None
 
 
 def graph_for(url: str, *, budget_seconds: float = 20.0) -> GraphChoice:
-    """The indexed graph when it is current, else an extracted one (data checks included)."""
+    """The indexed graph when it is current, else an extracted one (data checks included),
+    with the joins the overlay it was indexed with states or denies."""
     found = _indexed(url)
     with connect(url) as source:
         if found is not None:
-            name, stored = found
             catalog = source.read_catalog()
             current = structure_fingerprint(
                 catalog.tables,
@@ -84,7 +95,26 @@ def graph_for(url: str, *, budget_seconds: float = 20.0) -> GraphChoice:
                     for fk in catalog.foreign_keys
                 ],
             )  # fmt: skip
-            if current == stored.structure_version():
-                return GraphChoice(stored, INDEXED, name)
+            if current == found.graph.structure_version():
+                return GraphChoice(found.graph, INDEXED, found.name)
         graph = extract_graph(source, ExtractOptions(budget_seconds=budget_seconds))
+        if found is not None and found.overlay is not None:
+            _with_overlay_joins(graph, found.overlay, source, budget_seconds)
     return GraphChoice(graph, EXTRACTED)
+
+
+def _with_overlay_joins(graph: SchemaGraph, overlay: Path, source: Source, budget: float) -> None:
+    """A stale index's overlay still has its word on joins (a denied join stays denied until
+    `sync`); an overlay that no longer reads is a problem of the graph, not a failed run."""
+    from schemawise.enrich.apply import OVERLAY_CHECKS_SECONDS, apply_overlay_joins
+    from schemawise.enrich.metadata import from_overlay
+    from schemawise.graph.datachecks import DataChecker
+
+    try:
+        meta = from_overlay(overlay)
+    except SchemawiseError as exc:
+        graph.problems.append(Problem(stage="overlay", message=exc.message, hint=exc.hint))
+        graph.partial = True
+        return
+    checker = DataChecker(source, budget_seconds=min(budget, OVERLAY_CHECKS_SECONDS))
+    apply_overlay_joins(graph, meta, checker)

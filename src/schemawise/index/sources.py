@@ -113,10 +113,12 @@ def index_source(
     say = progress or (lambda _: None)
     started = time.perf_counter()
     options = {
-        "dictionary": str(dictionary) if dictionary else None,
+        # Files by absolute path: `sync`, and `check` on a stale index, read them from
+        # wherever they are run.
+        "dictionary": str(dictionary.resolve()) if dictionary else None,
         "query_log": str(query_log) if query_log else None,
-        "dbt": str(dbt) if dbt else None,
-        "overlay": str(overlay) if overlay else None,
+        "dbt": str(dbt.resolve()) if dbt else None,
+        "overlay": str(overlay.resolve()) if overlay else None,
         "profile": profile,
         "describe": describe is not None,
     }
