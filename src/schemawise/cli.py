@@ -115,10 +115,9 @@ def _load_graph(
     overlay: Path | None = None,
 ) -> Any:
     from schemawise.db import connect
-    from schemawise.enrich.apply import OVERLAY_CHECKS_SECONDS, apply_overlay_joins
+    from schemawise.enrich.apply import apply_overlay_joins, overlay_checker
     from schemawise.enrich.metadata import from_overlay
     from schemawise.enrich.querylog import read_log
-    from schemawise.graph.datachecks import DataChecker
     from schemawise.graph.extract import ExtractOptions, extract_graph
 
     meta = from_overlay(overlay) if overlay else None  # a mistake fails before the database
@@ -129,9 +128,7 @@ def _load_graph(
         )
         graph = extract_graph(source, options, progress=say)
         if meta is not None:
-            # As `index` measures them: a budget of their own, apart from extraction's.
-            seconds = min(budget, OVERLAY_CHECKS_SECONDS)
-            checker = None if no_data_checks else DataChecker(source, budget_seconds=seconds)
+            checker = None if no_data_checks else overlay_checker(source, budget)
             apply_overlay_joins(graph, meta, checker)
         return graph
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from schemawise.db.base import Source
 from schemawise.enrich.metadata import Join, Metadata
 from schemawise.graph import cardinality
 from schemawise.graph.datachecks import DataChecker
@@ -45,6 +46,12 @@ def add_relationships(graph: SchemaGraph, meta: Metadata) -> int:
 # The time the overlay's stated joins may spend on the data (cardinality, orphans), apart from
 # extraction's own budget: a few joins, each a query or three.
 OVERLAY_CHECKS_SECONDS = 10.0
+
+
+def overlay_checker(source: Source, budget: float = OVERLAY_CHECKS_SECONDS) -> DataChecker:
+    """The data checks for the overlay's stated joins: a budget of their own, apart from
+    extraction's, at most `OVERLAY_CHECKS_SECONDS`."""
+    return DataChecker(source, budget_seconds=min(budget, OVERLAY_CHECKS_SECONDS))
 
 
 @dataclass

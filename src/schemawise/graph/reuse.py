@@ -106,9 +106,8 @@ def graph_for(url: str, *, budget_seconds: float = 20.0) -> GraphChoice:
 def _with_overlay_joins(graph: SchemaGraph, overlay: Path, source: Source, budget: float) -> None:
     """A stale index's overlay still has its word on joins (a denied join stays denied until
     `sync`); an overlay that no longer reads is a problem of the graph, not a failed run."""
-    from schemawise.enrich.apply import OVERLAY_CHECKS_SECONDS, apply_overlay_joins
+    from schemawise.enrich.apply import apply_overlay_joins, overlay_checker
     from schemawise.enrich.metadata import from_overlay
-    from schemawise.graph.datachecks import DataChecker
 
     try:
         meta = from_overlay(overlay)
@@ -116,5 +115,4 @@ def _with_overlay_joins(graph: SchemaGraph, overlay: Path, source: Source, budge
         graph.problems.append(Problem(stage="overlay", message=exc.message, hint=exc.hint))
         graph.partial = True
         return
-    checker = DataChecker(source, budget_seconds=min(budget, OVERLAY_CHECKS_SECONDS))
-    apply_overlay_joins(graph, meta, checker)
+    apply_overlay_joins(graph, meta, overlay_checker(source, budget))

@@ -14,10 +14,10 @@ import psycopg
 from schemawise.db import connect
 from schemawise.db.urls import redact
 from schemawise.enrich.apply import (
-    OVERLAY_CHECKS_SECONDS,
     about_tables,
     add_relationships,
     apply_overlay_joins,
+    overlay_checker,
 )
 from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
@@ -27,7 +27,6 @@ from schemawise.enrich.profile import ColumnProfile, profile_source, wordlike
 from schemawise.enrich.querylog import read_log
 from schemawise.enrich.usage import tables_and_columns, usage_from_log
 from schemawise.errors import SchemawiseError
-from schemawise.graph.datachecks import DataChecker
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import SchemaGraph
 from schemawise.index import store
@@ -140,7 +139,7 @@ def index_source(
         meta = meta.merge(given)
         add_relationships(graph, meta)
         # While the database is open: the joins the overlay states are measured as others are.
-        apply_overlay_joins(graph, meta, DataChecker(source, budget_seconds=OVERLAY_CHECKS_SECONDS))
+        apply_overlay_joins(graph, meta, overlay_checker(source))
     name = name or _default_name(url)
     if describe is not None:
         # After dbt and the overlay: only tables they leave undescribed are asked about.

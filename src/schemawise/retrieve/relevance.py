@@ -131,9 +131,7 @@ def _reads_as_schema(relevance: Relevance, floor: RelevanceFloor) -> bool:
         return any(s >= floor.table_reading for _, s in relevance.nearest_tables.values()) or any(
             s >= floor.column_reading for _, s in relevance.nearest.values()
         )
-    return floor.reading is not None and any(
-        similarity >= floor.reading for _, similarity in relevance.nearest.values()
-    )
+    return any(similarity >= floor.reading for _, similarity in relevance.nearest.values())
 
 
 def _nearest_hint(relevance: Relevance, floor: RelevanceFloor) -> str:
