@@ -1221,6 +1221,14 @@ def bench_linking(
             "(replies kept: a second run asks it nothing new).",
         ),
     ] = False,
+    model_picks_source: Annotated[
+        bool,
+        typer.Option(
+            "--model-picks-source",
+            help="With --union: the configured model picks the database among close calls, "
+            "as the assistant does.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Schema linking: strict table and column recall of the context pack, and its size.
@@ -1239,6 +1247,13 @@ def bench_linking(
         from schemawise.enrich.generated import with_model
 
         describer = with_model(require_llm())
+    picker = None
+    if model_picks_source:
+        from schemawise.agent.llm import require_llm
+        from schemawise.agent.rank import source_picker
+
+        model = require_llm()
+        picker = lambda graphs: source_picker(model.each_call_fresh(), graphs)  # noqa: E731
     _print_benchmark(
         lambda say: linking.run(
             dataset,
@@ -1253,6 +1268,7 @@ def bench_linking(
             reworded=reworded,
             lexicon=lexicon,
             describe=describer,
+            pick_source=picker,
             progress=say,
         ),
         as_json,

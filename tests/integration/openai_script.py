@@ -23,6 +23,7 @@ ROLES = {
     "You choose the columns": "columns",
     "Classify the user's message": "route",
     "You help people find a database table": "describe",
+    "You choose the database a question": "pick_source",
 }
 
 

@@ -98,3 +98,47 @@ def test_without_a_model_the_close_call_comes_with_the_ready_prompt(
     assert reply.status == "no_model"
     assert len(reply.alternatives) == 1
     assert any("--source" in a for a in reply.assumptions)
+
+
+@pytest.mark.parametrize("picked", ["cc_shop_eu", "cc_shop_us"])
+def test_with_a_model_the_model_picks_among_the_close_calls(
+    embedded_url: str, close_sources: list[str], tmp_path: Path, picked: str
+) -> None:
+    script = Script(pick_source=[f'{{"database": "{picked}"}}'], write=[sql_reply(SQL)])
+    reply = assistant(embedded_url, script, tmp_path).ask(
+        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False)
+    )
+    assert reply.status == "answered", reply.failure
+    assert reply.source == picked
+    # It was shown both databases with their tables, and the other is still named.
+    (shown,) = script.prompts["pick_source"]
+    assert "database cc_shop_eu:" in shown and "database cc_shop_us:" in shown
+    assert "orders (order_id, customer_id, ordered_on, total)" in shown
+    assert [a.source for a in reply.alternatives] == [s for s in close_sources[:2] if s != picked]
+    assert reply.context["source_chosen_by"] in {"model", "vote"}  # "vote": it agreed
+    assert any(f"about {picked}" in a and "--source" in a for a in reply.assumptions)
+
+
+def test_the_model_is_not_asked_about_a_clear_choice_nor_when_told_not_to(
+    embedded_url: str, close_sources: list[str], tmp_path: Path
+) -> None:
+    script = Script(write=[sql_reply(SQL), sql_reply(SQL)])
+    helper = assistant(embedded_url, script, tmp_path)
+    clear = helper.ask(QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_zoo"], answer=False))
+    assert clear.source == "cc_shop_eu"
+    close = AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False, pick_source=False)
+    assert helper.ask(QUESTION, options=close).status == "answered"
+    assert script.calls("pick_source") == 0
+
+
+def test_a_model_that_names_no_candidate_leaves_the_vote_s_choice(
+    embedded_url: str, close_sources: list[str], tmp_path: Path
+) -> None:
+    script = Script(pick_source=['{"database": "cc_zoo"}'], write=[sql_reply(SQL)])
+    reply = assistant(embedded_url, script, tmp_path).ask(
+        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False)
+    )
+    assert script.calls("pick_source") == 1
+    assert reply.status == "answered"
+    assert reply.source in {"cc_shop_eu", "cc_shop_us"}
+    assert len(reply.alternatives) == 1

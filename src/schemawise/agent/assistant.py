@@ -115,6 +115,9 @@ class AskOptions:
     # The schema's lexicon (retrieve/lexicon.py): None as in `context`, on when more than one
     # database is searched.
     lexicon: bool | None = None
+    # With a model and several databases searched: the model picks the database among the
+    # close calls of the vote (retrieve/source_choice.py `second_opinion`).
+    pick_source: bool = True
 
 
 @dataclass
@@ -189,6 +192,11 @@ class Assistant:
                 ranking = self._ranking_llm(llm)
                 settings = replace(settings, ranker=table_ranker(ranking, graphs),
                                    column_filter=column_filter(ranking))  # fmt: skip
+            if llm is not None and options.pick_source and len(graphs) > 1:
+                from schemawise.agent.rank import source_picker
+
+                picker = source_picker(self._ranking_llm(llm), graphs)
+                settings = replace(settings, source_picker=picker)
             metadata = load_metadata(conn, list(graphs))
             pack = build_context(
                 conn, question, graphs, get_embedder(), evidence=options.evidence,
@@ -300,7 +308,8 @@ class Assistant:
         pack, graph = retrieved.pack, retrieved.graph
         context = {"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                    "text": pack.text, "join_paths": pack.join_paths,
-                   "seconds": round(retrieved.seconds, 3)}  # fmt: skip
+                   "seconds": round(retrieved.seconds, 3),
+                   "source_chosen_by": pack.source_chosen_by}  # fmt: skip
         schema_text = pack.text if options.prompt == "context" else whole_schema(graph)
         join_notes = [_join_note(p) for p in pack.join_paths] if options.prompt == "context" else []
         reply = Reply(question=question, intent="write_query", status="failed",
@@ -503,9 +512,11 @@ def source_assumption(reply: Reply) -> list[str]:
         return []
     others = ", ".join(f"{a.source} (fits {a.score:.2f} as well)" for a in reply.alternatives)
     first = reply.alternatives[0].source
+    # A model's pick among close calls: a runner-up may have had the better vote (above 1).
+    how = " (the model's pick)" if reply.context.get("source_chosen_by") == "model" else ""
     return [
-        f"the question is taken to be about {reply.source}, though {others}; if {first} was "
-        f"meant, ask again with it as the source (--source {first}; in chat, /source {first})"
+        f"the question is taken to be about {reply.source}{how}, though {others}; if {first} "
+        f"was meant, ask again with it as the source (--source {first}; in chat, /source {first})"
     ]
 
 

@@ -200,6 +200,11 @@ class LLM:
         """The same model with an empty record: a new question's budget."""
         return LLM(self.model, self.name, self.small, self.budget)
 
+    def each_call_fresh(self) -> EachCallFresh:
+        """This model with a question's budget for every call: for a benchmark that asks it
+        once per question through a hook made once."""
+        return EachCallFresh(self)
+
     @property
     def tokens(self) -> int:
         return sum(c.input_tokens + c.output_tokens for c in self.calls)
@@ -263,6 +268,14 @@ class LLM:
                        time.perf_counter() - started, True)
         )  # fmt: skip
         return result.output
+
+
+@dataclass
+class EachCallFresh:
+    llm: LLM
+
+    def run(self, stage: str, instructions: str, prompt: str, **options: Any) -> Any:
+        return self.llm.fresh().run(stage, instructions, prompt, **options)
 
 
 _LOOPS = threading.local()

@@ -13,6 +13,7 @@ from schemawise.errors import ModelCallError
 from schemawise.graph.model import SchemaGraph
 from schemawise.prune.columns import ColumnFilter, ColumnPick
 from schemawise.rank.structural import Candidate, Ranker
+from schemawise.retrieve.source_choice import SourcePicker
 
 KEEP_TABLES = 7  # K_rnk: the tables the writer sees at most
 KEEP_SCORE = 5  # a table scored below this (of 10) is dropped
@@ -132,3 +133,59 @@ def _chosen_columns(text: str) -> set[str] | None:
     except json.JSONDecodeError:
         return None
     return {str(n).lower() for n in value} if isinstance(value, list) else None
+
+
+SOURCE_INSTRUCTIONS = """\
+You choose the database a question is about. Each database is listed with its tables and some \
+of their columns. Reply with one JSON object {"database": "<name>"} naming the one database \
+whose tables hold what the question asks about, spelled as listed."""
+
+# What the picker sees of each database: enough names to tell the subjects apart, few enough
+# that three warehouses fit a small model's prompt.
+SOURCE_TABLES = 25
+SOURCE_COLUMNS = 6
+
+
+def describe_source(name: str, graph: SchemaGraph) -> str:
+    """One line per table: its name and first columns (keys and names come first in most
+    schemas), the table's comment when it has one."""
+    lines = [f"database {name}:"]
+    for table in graph.tables[:SOURCE_TABLES]:
+        columns = ", ".join(c.name for c in table.columns[:SOURCE_COLUMNS])
+        more = ", …" if len(table.columns) > SOURCE_COLUMNS else ""
+        about = f" -- {table.comment}" if table.comment else ""
+        lines.append(f"  {table.name} ({columns}{more}){about}")
+    if len(graph.tables) > SOURCE_TABLES:
+        lines.append(f"  … and {len(graph.tables) - SOURCE_TABLES} more tables")
+    return "\n".join(lines)
+
+
+def read_source(text: str, candidates: Sequence[str]) -> str | None:
+    """The candidate the reply names ({"database": …}, or the bare name; a name without its
+    dataset prefix counts), or None when it names none of them."""
+    from schemawise.agent.draft import json_objects
+
+    named = [str(d.get("database", "")) for d in json_objects(text)]
+    named = [n for n in named if n] or [text]
+    for said in named:
+        said = said.strip().strip("\"'` ").lower()
+        for candidate in candidates:
+            if said in (candidate.lower(), candidate.rsplit("/", 1)[-1].lower()):
+                return candidate
+    return None
+
+
+def source_picker(llm: Any, graphs: dict[str, SchemaGraph]) -> SourcePicker:
+    """A SourcePicker for ContextSettings: the model picks among the close databases; None
+    (the vote's choice stands) when it fails or names none of them."""
+
+    def pick(question: str, candidates: list[str]) -> str | None:
+        listed = "\n".join(describe_source(c, graphs[c]) for c in candidates if c in graphs)
+        try:
+            reply = llm.run("pick_source", SOURCE_INSTRUCTIONS,
+                            f"Question: {question}\n\n{listed}")  # fmt: skip
+        except ModelCallError:
+            return None
+        return read_source(str(reply), candidates)
+
+    return pick

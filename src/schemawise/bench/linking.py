@@ -43,6 +43,7 @@ from schemawise.index.sources import descriptions_cache, sample_values, seen_val
 from schemawise.prune.columns import join_keys_of, kept_keys
 from schemawise.retrieve.context import ContextPack, ContextSettings, build_context
 from schemawise.retrieve.relevance import DEFAULT_FLOOR
+from schemawise.retrieve.source_choice import SourcePicker
 from schemawise.validate.resolve import find_table, resolve
 
 KS = (1, 3, 5, 10)
@@ -218,6 +219,8 @@ def _entry_of(graph: SchemaGraph) -> dict[str, str]:
 
 
 Half = Literal["all", "even", "odd"]
+# Given the pooled graphs by source name, a picker among close databases (bench --union only).
+PickerFactory = Callable[[dict[str, SchemaGraph]], SourcePicker]
 OFF_TOPIC = Path(__file__).with_name("off_topic.txt")
 
 
@@ -264,18 +267,22 @@ def run(
     reworded: Path | None = None,
     lexicon: bool | None = None,
     describe: Describe | None = None,
+    pick_source: PickerFactory | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The benchmark's documents live in a scratch database: the user's index is untouched.
     `half`: only the even- or odd-numbered questions (after `limit`); `items`: a JSONL file
     of every question's outcome and relevance measures, off-topic questions included;
     `describe`: a model describes each table first, as `index --describe` does (the replies
-    are kept per database, table and instructions: a second run asks the model nothing new)."""
+    are kept per database, table and instructions: a second run asks the model nothing new);
+    `pick_source`: given the pooled graphs, a picker that chooses among close databases (the
+    assistant's model: agent/rank.py `source_picker`)."""
     with scratch_database(f"linking_{dataset}") as url:
         return _run(
             url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,
             items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
-            reworded=reworded, lexicon=lexicon, describe=describe, progress=progress,
+            reworded=reworded, lexicon=lexicon, describe=describe, pick_source=pick_source,
+            progress=progress,
         )  # fmt: skip
 
 
@@ -294,6 +301,7 @@ def _run(
     reworded: Path | None = None,
     lexicon: bool | None = None,
     describe: Describe | None = None,
+    pick_source: PickerFactory | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = progress or (lambda _: None)
@@ -337,6 +345,8 @@ def _run(
         register_vector(conn)
         pooled = [f"{dataset}/{db_id}" for db_id in graphs]
         named = {f"{dataset}/{k}": v for k, v in graphs.items()}
+        if pick_source is not None and union:
+            settings.source_picker = pick_source(named)
         metadata = {f"{dataset}/{k}": d.meta for k, d in databases.items()}
         entries = {db_id: _entry_of(graph) for db_id, graph in graphs.items()}
         rows: list[dict[str, Any]] = []
@@ -405,6 +415,7 @@ def _run(
                 # what a close-call threshold is calibrated on.
                 "source": pack.source,
                 "alternatives": [[a.source, a.score] for a in pack.alternatives],
+                "source_chosen_by": pack.source_chosen_by,
             }  # fmt: skip
             if right_db and case.gold_columns is not None:
                 # What column rules are studied on: each kept column with its tier and reason,
@@ -474,6 +485,10 @@ def _run(
         if lexicon is not None
         else union and len(graphs) > 1 and embedder.name == DEFAULT_FLOOR.embedder,
         "described": describe is not None,
+        "model_picks_source": pick_source is not None and union,
+        "model_changed_source": sum(
+            w.get("source_chosen_by") == "model" for w in written if w["set"] == "benchmark"
+        ),
         "skipped_unresolvable_gold": skipped,
         "databases": len(graphs),
         "tables_listed": sum(len(d.listed) for d in databases.values()),

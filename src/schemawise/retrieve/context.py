@@ -4,7 +4,8 @@
 
     words.read_question          the question's words, once
     reading.read_index           the index, read once up front (the only I/O), with
-      source_choice.vote           the database chosen between its two reads
+      source_choice.vote           the database chosen between its two reads, and
+      source_choice.second_opinion a model's pick when several come close (optional)
     relevance.below_floor        nothing close enough: an empty pack that says why
     evidence.table_evidence      each table's score and reasons
     notes.definition_tables      the tables a definition the question asks about names
@@ -49,7 +50,7 @@ from schemawise.retrieve.reading import IndexRead, Search, read_index
 from schemawise.retrieve.relevance import DEFAULT_FLOOR, below_floor, measure
 from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
-from schemawise.retrieve.source_choice import vote
+from schemawise.retrieve.source_choice import second_opinion, vote
 from schemawise.retrieve.tables import choose_tables
 from schemawise.retrieve.words import AGGREGATING, read_question
 
@@ -100,10 +101,15 @@ def build_context(
         words.lexical, words.vocabulary, embedder.embed([words.text])[0], sources,
         settings.candidates,
     )  # fmt: skip
-    read = read_index(
-        conn, search, graphs.keys(),
-        lambda hits, found: vote(hits, found, graphs, sources, words, settings, readings.near),
-    )  # fmt: skip
+    picked_by_model = False
+
+    def choose(hits: list[store.Hit], found: dict[str, set[str]]) -> list[tuple[str, float]]:
+        nonlocal picked_by_model
+        ranking = vote(hits, found, graphs, sources, words, settings, readings.near)
+        ranking, picked_by_model = second_opinion(asked, ranking, settings.source_picker)
+        return ranking
+
+    read = read_index(conn, search, graphs.keys(), choose)
     if read is None:  # nothing current matched: an empty pack, not a guess
         return ContextPack(question=question, follows=follows,
                            empty_reason="no document of the index matched")  # fmt: skip
@@ -148,6 +154,7 @@ def build_context(
         definitions=notes.definitions, value_mappings=notes.value_mappings,
         examples=notes.examples, relevance=relevance,
         alternatives=[SourceScore(source=s, score=v) for s, v in read.ranking[1:ALTERNATIVES + 1]],
+        source_chosen_by="model" if picked_by_model else "vote",
     )  # fmt: skip
     pack = with_text(pack, graph)
     if settings.budget is not None:

@@ -74,3 +74,6 @@ class ContextPack(BaseModel):
     # With several databases searched: the next best, so that a caller can ask when one is
     # about as likely as the chosen one.
     alternatives: list[SourceScore] = Field(default_factory=list)
+    # "vote": the database with the best vote; "model": a model picked it among close calls
+    # (ContextSettings.source_picker), so a runner-up the vote preferred scores above 1.
+    source_chosen_by: Literal["vote", "model"] = "vote"

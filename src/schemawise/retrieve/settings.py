@@ -19,6 +19,7 @@ from schemawise.retrieve.relevance import DEFAULT_FLOOR, RelevanceFloor
 if TYPE_CHECKING:  # types only: the rerank and pruning modules read RETRIEVAL themselves
     from schemawise.prune.columns import ColumnFilter
     from schemawise.rank.structural import Ranker
+    from schemawise.retrieve.source_choice import SourcePicker
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,12 @@ class RetrievalSettings:
     # warehouses pooled (2026-12-06): 0.9 flags 3.1% of right choices and names the right
     # database for 16 of 31 wrong ones (0.85: 5.3%, 20; 0.95: 1.1%, 5). Odd: 2.9%, 11 of 32.
     close_call: float = 0.9
+    # With a model configured, the runners-up at least this near the chosen database's vote
+    # (up to `picker_candidates` in all) are put to it with the chosen one, and it picks
+    # (ContextSettings.source_picker). Tuning pending: see docs/benchmarks.md, "The model
+    # picks the database".
+    picker_window: float = 0.5
+    picker_candidates: int = 3
 
     # --- Structural rerank (rank/structural.py): factors on a candidate's score
     # × a deprecated table. Not measured separately (3392e56: "modest weights", no figure).
@@ -129,6 +136,9 @@ class ContextSettings:
     ranker: Ranker | None = None
     # An optional cheap pass over the pruned columns (an LLM); see prune/.
     column_filter: ColumnFilter | None = None
+    # An optional second opinion on the database when several come close (an LLM); see
+    # retrieve/source_choice.py `second_opinion`.
+    source_picker: SourcePicker | None = None
     # Below it the pack is empty and says why: nothing in the index is about the question
     # (retrieve/relevance.py). None: always the nearest tables, however far.
     relevance_floor: RelevanceFloor | None = DEFAULT_FLOOR

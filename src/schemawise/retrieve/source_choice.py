@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from schemawise.graph.model import SchemaGraph
@@ -132,3 +133,40 @@ def close_calls(
     """The runners-up that fit the question about as well as the chosen database: the ones
     to name (or ask about) rather than pass over in silence."""
     return [a for a in alternatives if a.score >= tuning.close_call]
+
+
+# A second opinion on the database (the assistant's model: agent/rank.py `source_picker`):
+# given the question and the databases that came close, best first, the one it is about, or
+# None to leave the vote's choice.
+SourcePicker = Callable[[str, list[str]], str | None]
+
+
+def put_to_picker(
+    ranking: list[tuple[str, float]], tuning: RetrievalSettings = RETRIEVAL
+) -> list[str]:
+    """The databases a picker chooses among: the vote's choice and the runners-up within
+    `picker_window` of it, `picker_candidates` at most; fewer than two means no choice."""
+    near = [s for s, v in ranking[: tuning.picker_candidates] if v >= tuning.picker_window]
+    return near if len(near) > 1 else []
+
+
+def second_opinion(
+    question: str,
+    ranking: list[tuple[str, float]],
+    picker: SourcePicker | None,
+    tuning: RetrievalSettings = RETRIEVAL,
+) -> tuple[list[tuple[str, float]], bool]:
+    """The ranking with the picker's choice first, each vote then relative to the chosen
+    database's (a runner-up the vote preferred scores above 1), and whether the picker changed
+    the choice. Unchanged without a picker, without a close call, or when the picker names
+    none of the candidates."""
+    candidates = put_to_picker(ranking, tuning) if picker is not None else []
+    if not candidates or picker is None:
+        return ranking, False
+    picked = picker(question, candidates)
+    if picked not in candidates or picked == ranking[0][0]:
+        return ranking, False
+    votes = dict(ranking)
+    best = votes[picked] or 1.0
+    order = [picked, *(s for s, _ in ranking if s != picked)]
+    return [(s, round(votes[s] / best, 4)) for s in order], True
