@@ -1363,7 +1363,8 @@ def _assistant(index_url: str | None) -> Any:
 
 def _ask_options(source: list[str] | None, evidence: str, no_run: bool, max_rows: int,
                  timeout: float, tenant: str | None, max_fixes: int,
-                 relevance_floor: bool = True, lexicon: bool | None = None) -> Any:  # fmt: skip
+                 relevance_floor: bool = True, lexicon: bool | None = None,
+                 pick_source: bool = False) -> Any:  # fmt: skip
     from schemawise.agent.assistant import AskOptions
     from schemawise.db.guard import Limits
 
@@ -1375,7 +1376,8 @@ def _ask_options(source: list[str] | None, evidence: str, no_run: bool, max_rows
     return AskOptions(sources=source, evidence=evidence, run=not no_run,
                       limits=Limits(max_rows=max_rows, timeout_seconds=timeout),
                       tenant=tenant_value(tenant), max_fixes=max_fixes,
-                      relevance_floor=relevance_floor, lexicon=lexicon)  # fmt: skip
+                      relevance_floor=relevance_floor, lexicon=lexicon,
+                      pick_source=pick_source)  # fmt: skip
 
 
 MaxRowsOpt = Annotated[int, typer.Option("--max-rows", help="Rows returned at most.")]
@@ -1405,6 +1407,15 @@ LexiconOpt = Annotated[
         show_default=False,
     ),
 ]
+PickSourceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--pick-source",
+        help="With several databases searched: the model picks the database when the vote is "
+        "close (off by default: with the local 1.5B model it lost more questions than it won, "
+        "docs/benchmarks.md).",
+    ),
+]
 
 
 @app.command(short_help="Answer a question with checked SQL and its result.")
@@ -1423,6 +1434,7 @@ def ask(
     tenant: TenantOpt = None,
     relevance_floor: FloorOpt = True,
     lexicon: LexiconOpt = None,
+    pick_source: PickSourceOpt = False,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -1436,7 +1448,7 @@ def ask(
       schemawise ask "SELECT nam FROM shop.customers"   # checked and explained
     """
     options = _ask_options(source, evidence, no_run, max_rows, timeout, tenant, max_fixes,
-                           relevance_floor, lexicon)  # fmt: skip
+                           relevance_floor, lexicon, pick_source)  # fmt: skip
     helper = _assistant(index_url)
     with progress(not as_json) as say:
         say("thinking: context, SQL, checks")
@@ -1467,6 +1479,7 @@ def chat(
     tenant: TenantOpt = None,
     relevance_floor: FloorOpt = True,
     lexicon: LexiconOpt = None,
+    pick_source: PickSourceOpt = False,
     index_url: IndexUrlOpt = None,
 ) -> None:
     """A conversation in the terminal: each turn keeps the previous ones as context.
@@ -1478,7 +1491,7 @@ def chat(
     from schemawise.show import print_context, print_reply, print_sql
 
     options = _ask_options(source, "", False, max_rows, timeout, tenant, 2, relevance_floor,
-                           lexicon)  # fmt: skip
+                           lexicon, pick_source)  # fmt: skip
     helper = _assistant(index_url)
     conversation = helper.conversations.start(",".join(source or []) or None)
     out.print(f"[bold]schemawise chat[/] — {CHAT_HELP}", highlight=False)

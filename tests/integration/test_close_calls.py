@@ -105,9 +105,8 @@ def test_with_a_model_the_model_picks_among_the_close_calls(
     embedded_url: str, close_sources: list[str], tmp_path: Path, picked: str
 ) -> None:
     script = Script(pick_source=[f'{{"database": "{picked}"}}'], write=[sql_reply(SQL)])
-    reply = assistant(embedded_url, script, tmp_path).ask(
-        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False)
-    )
+    both = AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False, pick_source=True)
+    reply = assistant(embedded_url, script, tmp_path).ask(QUESTION, options=both)
     assert reply.status == "answered", reply.failure
     assert reply.source == picked
     # It was shown both databases with their tables, and the other is still named.
@@ -119,14 +118,14 @@ def test_with_a_model_the_model_picks_among_the_close_calls(
     assert any(f"about {picked}" in a and "--source" in a for a in reply.assumptions)
 
 
-def test_the_model_is_not_asked_about_a_clear_choice_nor_when_told_not_to(
+def test_the_model_is_not_asked_about_a_clear_choice_nor_by_default(
     embedded_url: str, close_sources: list[str], tmp_path: Path
 ) -> None:
     script = Script(write=[sql_reply(SQL), sql_reply(SQL)])
     helper = assistant(embedded_url, script, tmp_path)
-    clear = helper.ask(QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_zoo"], answer=False))
-    assert clear.source == "cc_shop_eu"
-    close = AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False, pick_source=False)
+    clear = AskOptions(sources=["cc_shop_eu", "cc_zoo"], answer=False, pick_source=True)
+    assert helper.ask(QUESTION, options=clear).source == "cc_shop_eu"
+    close = AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False)  # the default: off
     assert helper.ask(QUESTION, options=close).status == "answered"
     assert script.calls("pick_source") == 0
 
@@ -135,9 +134,8 @@ def test_a_model_that_names_no_candidate_leaves_the_vote_s_choice(
     embedded_url: str, close_sources: list[str], tmp_path: Path
 ) -> None:
     script = Script(pick_source=['{"database": "cc_zoo"}'], write=[sql_reply(SQL)])
-    reply = assistant(embedded_url, script, tmp_path).ask(
-        QUESTION, options=AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False)
-    )
+    both = AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False, pick_source=True)
+    reply = assistant(embedded_url, script, tmp_path).ask(QUESTION, options=both)
     assert script.calls("pick_source") == 1
     assert reply.status == "answered"
     assert reply.source in {"cc_shop_eu", "cc_shop_us"}

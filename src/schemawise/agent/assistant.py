@@ -116,8 +116,10 @@ class AskOptions:
     # database is searched.
     lexicon: bool | None = None
     # With a model and several databases searched: the model picks the database among the
-    # close calls of the vote (retrieve/source_choice.py `second_opinion`).
-    pick_source: bool = True
+    # close calls of the vote (retrieve/source_choice.py `second_opinion`). Off by default:
+    # with the local 1.5B model it won synonym questions but lost more of SpiderUnion's
+    # (docs/benchmarks.md, "The model picks the database").
+    pick_source: bool = False
 
 
 @dataclass

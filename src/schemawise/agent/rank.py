@@ -137,8 +137,9 @@ def _chosen_columns(text: str) -> set[str] | None:
 
 SOURCE_INSTRUCTIONS = """\
 You choose the database a question is about. Each database is listed with its tables and some \
-of their columns. Reply with one JSON object {"database": "<name>"} naming the one database \
-whose tables hold what the question asks about, spelled as listed."""
+of their columns, in the order a search ranked them: the first is the likeliest. Name another \
+only when what the question asks about is plainly among its tables and not among the first's. \
+Reply with one JSON object {"database": "<name>"}, the name spelled as listed."""
 
 # What the picker sees of each database: enough names to tell the subjects apart, few enough
 # that three warehouses fit a small model's prompt.

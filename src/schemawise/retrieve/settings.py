@@ -61,7 +61,7 @@ class RetrievalSettings:
     # (up to `picker_candidates` in all) are put to it with the chosen one, and it picks
     # (ContextSettings.source_picker). Tuning pending: see docs/benchmarks.md, "The model
     # picks the database".
-    picker_window: float = 0.5
+    picker_window: float = 0.7
     picker_candidates: int = 3
 
     # --- Structural rerank (rank/structural.py): factors on a candidate's score
