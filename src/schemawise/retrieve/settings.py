@@ -57,10 +57,12 @@ class RetrievalSettings:
     # warehouses pooled (2026-12-06): 0.9 flags 3.1% of right choices and names the right
     # database for 16 of 31 wrong ones (0.85: 5.3%, 20; 0.95: 1.1%, 5). Odd: 2.9%, 11 of 32.
     close_call: float = 0.9
-    # With a model configured, the runners-up at least this near the chosen database's vote
-    # (up to `picker_candidates` in all) are put to it with the chosen one, and it picks
-    # (ContextSettings.source_picker). Tuning pending: see docs/benchmarks.md, "The model
-    # picks the database".
+    # With a picker (ContextSettings.source_picker: `ask --pick-source`), the runners-up at
+    # least this near the chosen database's vote (up to `picker_candidates` in all) are put to
+    # it with the chosen one. Set before any run from the share of questions it would put
+    # (synonyms 62%, SpiderUnion 27%); with the local 1.5B model, even halves: synonyms pooled
+    # 52 -> 57 of 70, SpiderUnion 515 -> 499 of 517; replayed at 0.9: +5 -2, -5 (2026-12-07,
+    # docs/benchmarks.md "The model picks the database"). Hence off by default.
     picker_window: float = 0.7
     picker_candidates: int = 3
 
