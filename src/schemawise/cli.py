@@ -1247,32 +1247,35 @@ def bench_linking(
         from schemawise.enrich.generated import with_model
 
         describer = with_model(require_llm())
-    picker = None
+    if model_picks_source and not union:
+        raise typer.BadParameter("it picks among pooled databases: add --union.",
+                                 param_hint="--model-picks-source")  # fmt: skip
+    asked = None
     if model_picks_source:
         from schemawise.agent.llm import require_llm
+
+        asked = require_llm().each_call_fresh()
+
+    def picker(graphs: dict[str, Any]) -> Any:
         from schemawise.agent.rank import source_picker
 
-        model = require_llm()
-        picker = lambda graphs: source_picker(model.each_call_fresh(), graphs)  # noqa: E731
-    _print_benchmark(
-        lambda say: linking.run(
-            dataset,
-            data,
-            union=union,
-            limit=limit,
-            baselines=not no_baselines,
-            half=half,
-            items=items,
-            relevance_floor=relevance_floor,
-            shared_documents=shared_documents,
-            reworded=reworded,
-            lexicon=lexicon,
-            describe=describer,
-            pick_source=picker,
-            progress=say,
-        ),
-        as_json,
-    )
+        return source_picker(asked, graphs, fail_fast=True)
+
+    def run(say: Callable[[str], None]) -> dict[str, Any]:
+        result = linking.run(
+            dataset, data, union=union, limit=limit, baselines=not no_baselines, half=half,
+            items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
+            reworded=reworded, lexicon=lexicon, describe=describer,
+            pick_source=picker if asked is not None else None, progress=say,
+        )  # fmt: skip
+        if asked is not None:
+            # Every model call of the run: a pick that failed or named no candidate leaves
+            # the vote's choice, so the report says how many there were.
+            result["model_calls"] = len(asked.calls)
+            result["model_calls_failed"] = sum(not c.ok for c in asked.calls)
+        return result
+
+    _print_benchmark(run, as_json)
 
 
 @bench_app.command("context-speed", short_help="Indexing throughput and context latency.")

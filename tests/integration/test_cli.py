@@ -290,3 +290,10 @@ def test_context_says_which_databases_an_unanswered_question_came_nearest_to(
     forced = runner.invoke(app, ["context", question, "--source", "music",
                                  "--no-relevance-floor", "--json"])  # fmt: skip
     assert forced.exit_code == 0 and json.loads(forced.stdout)["tables"]
+
+
+def test_the_model_picks_among_pooled_databases_only() -> None:
+    result = runner.invoke(app, ["bench", "linking", "--dataset", "spider", "--data", ".",
+                                 "--model-picks-source"])  # fmt: skip
+    assert result.exit_code == 2
+    assert "--union" in result.output

@@ -114,8 +114,13 @@ def test_with_a_model_the_model_picks_among_the_close_calls(
     assert "database cc_shop_eu:" in shown and "database cc_shop_us:" in shown
     assert "orders (order_id, customer_id, ordered_on, total)" in shown
     assert [a.source for a in reply.alternatives] == [s for s in close_sources[:2] if s != picked]
-    assert reply.context["source_chosen_by"] in {"model", "vote"}  # "vote": it agreed
-    assert any(f"about {picked}" in a and "--source" in a for a in reply.assumptions)
+    # The two copies tie and ties go to the first name: a pick of the other is the model's.
+    by_model = picked != "cc_shop_eu"
+    assert reply.context["source_chosen_by"] == ("model" if by_model else "vote")
+    (said,) = reply.assumptions
+    assert f"about {picked}" in said and "--source" in said
+    assert ("(the model's pick)" in said) == by_model
+    assert ("× this one's" in said) == by_model  # the vote's choice, passed over
 
 
 def test_the_model_is_not_asked_about_a_clear_choice_nor_by_default(
@@ -138,5 +143,19 @@ def test_a_model_that_names_no_candidate_leaves_the_vote_s_choice(
     reply = assistant(embedded_url, script, tmp_path).ask(QUESTION, options=both)
     assert script.calls("pick_source") == 1
     assert reply.status == "answered"
-    assert reply.source in {"cc_shop_eu", "cc_shop_us"}
-    assert len(reply.alternatives) == 1
+    assert reply.source == "cc_shop_eu"  # the vote's choice
+    assert reply.context["source_chosen_by"] == "vote"
+    assert [a.source for a in reply.alternatives] == ["cc_shop_us"]
+
+
+def test_a_failed_pick_leaves_the_vote_s_choice_and_is_on_the_record(
+    embedded_url: str, close_sources: list[str], tmp_path: Path
+) -> None:
+    script = Script(write=[sql_reply(SQL)])  # no reply for the pick: the call fails
+    both = AskOptions(sources=["cc_shop_eu", "cc_shop_us"], answer=False, pick_source=True)
+    reply = assistant(embedded_url, script, tmp_path).ask(QUESTION, options=both)
+    assert reply.status == "answered"
+    assert reply.source == "cc_shop_eu"
+    assert reply.context["source_chosen_by"] == "vote"
+    picks = [c for c in reply.usage["per_call"] if c["stage"] == "pick_source"]
+    assert [c["ok"] for c in picks] == [False]

@@ -512,7 +512,12 @@ def source_assumption(reply: Reply) -> list[str]:
     the pack found something: an empty one says nothing answers)."""
     if not reply.alternatives or reply.source is None or not reply.context.get("tables"):
         return []
-    others = ", ".join(f"{a.source} (fits {a.score:.2f} as well)" for a in reply.alternatives)
+    others = ", ".join(
+        # Above 1: a runner-up the vote preferred, passed over by the model's pick.
+        f"{a.source} (its vote {a.score:.2f}× this one's)" if a.score > 1
+        else f"{a.source} (fits {a.score:.2f} as well)"
+        for a in reply.alternatives
+    )  # fmt: skip
     first = reply.alternatives[0].source
     # A model's pick among close calls: a runner-up may have had the better vote (above 1).
     how = " (the model's pick)" if reply.context.get("source_chosen_by") == "model" else ""

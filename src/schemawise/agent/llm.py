@@ -164,7 +164,7 @@ class Budget:
 
 @dataclass
 class CallRecord:
-    stage: str  # rank, write, fix, research, answer, route
+    stage: str  # route, pick_source, rank, rank_columns, write, fix, research, answer
     input_tokens: int
     output_tokens: int
     seconds: float
@@ -272,10 +272,18 @@ class LLM:
 
 @dataclass
 class EachCallFresh:
+    """A model whose every call has a question's budget, its calls all recorded: what a
+    benchmark passes to a hook made once and called once per question."""
+
     llm: LLM
+    calls: list[CallRecord] = field(default_factory=list)
 
     def run(self, stage: str, instructions: str, prompt: str, **options: Any) -> Any:
-        return self.llm.fresh().run(stage, instructions, prompt, **options)
+        fresh = self.llm.fresh()
+        try:
+            return fresh.run(stage, instructions, prompt, **options)
+        finally:
+            self.calls.extend(fresh.calls)
 
 
 _LOOPS = threading.local()

@@ -9,7 +9,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from schemawise.errors import ModelCallError
+from schemawise.errors import ModelCallError, ModelUnreachableError
+from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
 from schemawise.prune.columns import ColumnFilter, ColumnPick
 from schemawise.rank.structural import Candidate, Ranker
@@ -145,6 +146,7 @@ Reply with one JSON object {"database": "<name>"}, the name spelled as listed.""
 # that three warehouses fit a small model's prompt.
 SOURCE_TABLES = 25
 SOURCE_COLUMNS = 6
+COMMENT_CHARACTERS = 150
 
 
 def describe_source(name: str, graph: SchemaGraph) -> str:
@@ -154,7 +156,10 @@ def describe_source(name: str, graph: SchemaGraph) -> str:
     for table in graph.tables[:SOURCE_TABLES]:
         columns = ", ".join(c.name for c in table.columns[:SOURCE_COLUMNS])
         more = ", …" if len(table.columns) > SOURCE_COLUMNS else ""
-        about = f" -- {table.comment}" if table.comment else ""
+        # A comment is the database's text, not an instruction: one line, and short, so that
+        # it can neither forge another database's entry nor crowd out the others.
+        comment = " ".join((table.comment or "").split())[:COMMENT_CHARACTERS]
+        about = f" -- {comment}" if comment else ""
         lines.append(f"  {table.name} ({columns}{more}){about}")
     if len(graph.tables) > SOURCE_TABLES:
         lines.append(f"  … and {len(graph.tables) - SOURCE_TABLES} more tables")
@@ -163,28 +168,39 @@ def describe_source(name: str, graph: SchemaGraph) -> str:
 
 def read_source(text: str, candidates: Sequence[str]) -> str | None:
     """The candidate the reply names ({"database": …}, or the bare name; a name without its
-    dataset prefix counts), or None when it names none of them."""
-    from schemawise.agent.draft import json_objects
+    prefix counts when one candidate alone ends so), or None when it names none of them."""
+    from schemawise.agent.draft import json_objects  # draft.py imports the prompts: no cycle
 
     named = [str(d.get("database", "")) for d in json_objects(text)]
     named = [n for n in named if n] or [text]
     for said in named:
         said = said.strip().strip("\"'` ").lower()
-        for candidate in candidates:
-            if said in (candidate.lower(), candidate.rsplit("/", 1)[-1].lower()):
-                return candidate
+        exact = [c for c in candidates if c.lower() == said]
+        short = [c for c in candidates if c.rsplit("/", 1)[-1].lower() == said]
+        if exact or len(short) == 1:
+            return (exact or short)[0]
     return None
 
 
-def source_picker(llm: Any, graphs: dict[str, SchemaGraph]) -> SourcePicker:
+def source_picker(
+    llm: Any, graphs: dict[str, SchemaGraph], *, fail_fast: bool = False
+) -> SourcePicker:
     """A SourcePicker for ContextSettings: the model picks among the close databases; None
-    (the vote's choice stands) when it fails or names none of them."""
+    (the vote's choice stands) when it fails or names none of them. `fail_fast`: a model that
+    cannot be reached raises instead (a benchmark must not pass off the vote as the model's)."""
 
     def pick(question: str, candidates: list[str]) -> str | None:
-        listed = "\n".join(describe_source(c, graphs[c]) for c in candidates if c in graphs)
+        # One entry per sharded family, as retrieval sees them: shards would fill the list.
+        listed = "\n".join(
+            describe_source(c, collapsed(graphs[c])) for c in candidates if c in graphs
+        )
         try:
             reply = llm.run("pick_source", SOURCE_INSTRUCTIONS,
                             f"Question: {question}\n\n{listed}")  # fmt: skip
+        except ModelUnreachableError:
+            if fail_fast:
+                raise
+            return None
         except ModelCallError:
             return None
         return read_source(str(reply), candidates)

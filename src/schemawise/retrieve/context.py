@@ -18,7 +18,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
 import psycopg
 
@@ -47,7 +48,13 @@ from schemawise.retrieve.pack import (
     TableChoice,
 )
 from schemawise.retrieve.reading import IndexRead, Search, read_index
-from schemawise.retrieve.relevance import DEFAULT_FLOOR, below_floor, measure
+from schemawise.retrieve.relevance import (
+    DEFAULT_FLOOR,
+    Relevance,
+    RelevanceFloor,
+    below_floor,
+    measure,
+)
 from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
 from schemawise.retrieve.source_choice import second_opinion, vote
@@ -101,31 +108,18 @@ def build_context(
         words.lexical, words.vocabulary, embedder.embed([words.text])[0], sources,
         settings.candidates,
     )  # fmt: skip
-    picked_by_model = False
-
-    def choose(hits: list[store.Hit], found: dict[str, set[str]]) -> list[tuple[str, float]]:
-        nonlocal picked_by_model
-        ranking = vote(hits, found, graphs, sources, words, settings, readings.near)
-        ranking, picked_by_model = second_opinion(asked, ranking, settings.source_picker)
-        return ranking
-
-    read = read_index(conn, search, graphs.keys(), choose)
+    read = read_index(
+        conn, search, graphs.keys(),
+        lambda hits, found: vote(hits, found, graphs, sources, words, settings, readings.near),
+    )  # fmt: skip
     if read is None:  # nothing current matched: an empty pack, not a guess
         return ContextPack(question=question, follows=follows,
                            empty_reason="no document of the index matched")  # fmt: skip
-    relevance = measure(
-        [h.distance for h in read.hits], read.words, read.words_found,
-        naming_words(conn, words.named), graphs[read.source],
-    )  # fmt: skip
     floor = None if follows else settings.relevance_floor
     if floor is not None and floor.embedder != embedder.name:
         floor = None  # calibrated for another embedder (relevance.RelevanceFloor.embedder)
-    if not relevance.named and (floor is None or below_floor(relevance, floor) is not None):
-        # Read only when they can decide (or for the record, with no floor): a few words
-        # against the schema's lexicon, embedded once per graph.
-        unfound = unfound_readings(conn, asked, read, graphs[read.source], embedder)
-        relevance.nearest, relevance.nearest_tables = unfound.nearest, unfound.tables
-        relevance.reader = unfound.reader
+    judge = partial(_relevance_of, conn, asked, words.named, graphs, embedder, floor)
+    relevance = judge(read)
     if (reason := below_floor(relevance, floor)) is not None:
         # No database is chosen, but the caller still learns which ones came nearest (a UI
         # can offer them; naming one as the source with the floor off asks it anyway).
@@ -135,6 +129,14 @@ def build_context(
             question=question, follows=follows, relevance=relevance, empty_reason=reason,
             alternatives=nearest if several else [],
         )  # fmt: skip
+    # A model's pick among close calls (optional), after the floor: it is asked only about a
+    # question something answers, and a pick the floor would empty leaves the vote's choice.
+    chosen_by: Literal["vote", "model"] = "vote"
+    ranking, changed = second_opinion(asked, read.ranking, settings.source_picker)
+    if changed:
+        picked = read_index(conn, search, graphs.keys(), lambda hits, found: ranking)
+        if picked is not None and below_floor(picked_relevance := judge(picked), floor) is None:
+            read, relevance, chosen_by = picked, picked_relevance, "model"
     source, graph = read.source, graphs[read.source]
     meta = (metadata or {}).get(source)
     found = table_evidence(read.hits, graphs, [source], words.spelled, words.asked, settings)
@@ -154,7 +156,7 @@ def build_context(
         definitions=notes.definitions, value_mappings=notes.value_mappings,
         examples=notes.examples, relevance=relevance,
         alternatives=[SourceScore(source=s, score=v) for s, v in read.ranking[1:ALTERNATIVES + 1]],
-        source_chosen_by="model" if picked_by_model else "vote",
+        source_chosen_by=chosen_by,
     )  # fmt: skip
     pack = with_text(pack, graph)
     if settings.budget is not None:
@@ -162,6 +164,30 @@ def build_context(
     # A hint beside the pack, not part of its text (nor of its tokens).
     pack.definitions.extend(small_schema_note(source, graph))
     return pack
+
+
+def _relevance_of(
+    conn: psycopg.Connection[Any],
+    asked: str,
+    named: set[str],
+    graphs: dict[str, SchemaGraph],
+    embedder: Embedder,
+    floor: RelevanceFloor | None,
+    read: IndexRead,
+) -> Relevance:
+    """How well the read's database matches the question: the floor's measures, with the
+    unfound words read against its lexicon when they can decide."""
+    relevance = measure(
+        [h.distance for h in read.hits], read.words, read.words_found,
+        naming_words(conn, named), graphs[read.source],
+    )  # fmt: skip
+    if not relevance.named and (floor is None or below_floor(relevance, floor) is not None):
+        # Read only when they can decide (or for the record, with no floor): a few words
+        # against the schema's lexicon, embedded once per graph.
+        unfound = unfound_readings(conn, asked, read, graphs[read.source], embedder)
+        relevance.nearest, relevance.nearest_tables = unfound.nearest, unfound.tables
+        relevance.reader = unfound.reader
+    return relevance
 
 
 def lexicon_on(settings: ContextSettings, searched: int, embedder: str) -> bool:
