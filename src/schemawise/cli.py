@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -1250,23 +1251,20 @@ def bench_linking(
     if model_picks_source and not union:
         raise typer.BadParameter("it picks among pooled databases: add --union.",
                                  param_hint="--model-picks-source")  # fmt: skip
-    asked = None
+    asked, picker = None, None
     if model_picks_source:
         from schemawise.agent.llm import require_llm
-
-        asked = require_llm().each_call_fresh()
-
-    def picker(graphs: dict[str, Any]) -> Any:
         from schemawise.agent.rank import source_picker
 
-        return source_picker(asked, graphs, fail_fast=True)
+        asked = require_llm().each_call_fresh()
+        picker = partial(source_picker, asked, fail_fast=True)
 
     def run(say: Callable[[str], None]) -> dict[str, Any]:
         result = linking.run(
             dataset, data, union=union, limit=limit, baselines=not no_baselines, half=half,
             items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
-            reworded=reworded, lexicon=lexicon, describe=describer,
-            pick_source=picker if asked is not None else None, progress=say,
+            reworded=reworded, lexicon=lexicon, describe=describer, pick_source=picker,
+            progress=say,
         )  # fmt: skip
         if asked is not None:
             # Every model call of the run: a pick that failed or named no candidate leaves

@@ -519,7 +519,6 @@ def source_assumption(reply: Reply) -> list[str]:
         for a in reply.alternatives
     )  # fmt: skip
     first = reply.alternatives[0].source
-    # A model's pick among close calls: a runner-up may have had the better vote (above 1).
     how = " (the model's pick)" if reply.context.get("source_chosen_by") == "model" else ""
     return [
         f"the question is taken to be about {reply.source}{how}, though {others}; if {first} "
