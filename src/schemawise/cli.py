@@ -1165,9 +1165,20 @@ def bench_rows(
 @handle_errors
 def bench_linking(
     dataset: Annotated[
-        Literal["spider", "bird", "spider2"], typer.Option("--dataset", help="The dataset.")
+        Literal["spider", "bird", "spider2", "golden"],
+        typer.Option("--dataset", help="A shared benchmark, or your own golden set (--golden)."),
     ],
-    data: Annotated[Path, typer.Option("--data", help="The dataset folder.")],
+    data: Annotated[
+        str | None,
+        typer.Option(
+            "--data",
+            help="The dataset folder; for golden, the database of items that name none (a "
+            "path or URL: SQLite, DuckDB or Postgres).",
+        ),
+    ] = None,
+    golden: Annotated[
+        Path | None, typer.Option("--golden", help="A golden set (YAML or JSONL), as eval reads.")
+    ] = None,
     union: Annotated[
         bool, typer.Option("--union", help="Pool every database; no hint which one is asked.")
     ] = False,
@@ -1239,6 +1250,7 @@ def bench_linking(
       schemawise bench linking --dataset spider --data ../shared/bench/spider --union --json
       schemawise bench linking --dataset spider --data ../shared/bench/spider --union \\
         --reworded src/schemawise/bench/synonyms_spider.jsonl
+      schemawise bench linking --dataset golden --golden my.yaml --data postgresql://reader@host/dw
     """
     from schemawise.bench import linking
 
@@ -1261,8 +1273,9 @@ def bench_linking(
 
     def run(say: Callable[[str], None]) -> dict[str, Any]:
         result = linking.run(
-            dataset, data, union=union, limit=limit, baselines=not no_baselines, half=half,
-            items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
+            dataset, data, golden=golden, union=union, limit=limit,
+            baselines=not no_baselines, half=half, items=items, relevance_floor=relevance_floor,
+            shared_documents=shared_documents,
             reworded=reworded, lexicon=lexicon, describe=describer, pick_source=picker,
             progress=say,
         )  # fmt: skip

@@ -272,6 +272,57 @@ def test_linking_bench_asks_reworded_questions(
         assert refused.exit_code == 2 and said in " ".join(refused.output.split())
 
 
+def test_linking_bench_measures_a_golden_set_of_your_own(
+    bench_dir: Path, schemawise_home: Path, tmp_path: Path
+) -> None:
+    chinook = bench_dir / "chinook" / "chinook.sqlite"
+    golden = tmp_path / "mine.yaml"
+    golden.write_text(
+        "items:\n"
+        "- id: artists\n  question: how many artists are there?\n"
+        "  gold: SELECT count(*) FROM Artist\n"
+        "- id: sold\n  question: which media type sells best\n"
+        "  tables: [InvoiceLine, Track, MediaType]\n  gold: SELECT 1\n"
+        "- id: broken\n  question: how many moons?\n  gold: SELECT count(*) FROM Moons\n"
+    )
+    result = runner.invoke(
+        app,
+        ["bench", "linking", "--dataset", "golden", "--golden", str(golden),
+         "--data", f"sqlite:///{chinook}", "--no-baselines",
+         "--items", str(tmp_path / "items.jsonl"), "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    # An item whose gold query names no table of the database is left out, and named.
+    assert doc["questions"] == 2 and doc["skipped_items"] == ["broken"]
+    assert doc["databases"] == 1 and doc["golden"] == str(golden)
+    items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    asked = {i["id"]: i for i in items if i["set"] == "benchmark"}
+    assert set(asked) == {"artists", "sold"}
+    assert asked["artists"]["strict_table"] and asked["artists"]["right_database"]
+    assert "Artist" in asked["artists"]["tables"]
+    # Stated tables are the gold, whatever the gold query reads; a missed one is named.
+    sold = asked["sold"]
+    assert sold["strict_table"] == (sold["missed"] == [])
+    assert set(sold["missed"]) <= {"invoiceline", "track", "mediatype"}
+    # Columns are scored where the tables come from the gold query, not where they are stated.
+    assert "columns" not in sold and asked["artists"]["columns"]["tables"]
+    # A stated table the database lacks is an error with a hint, not a miss of every pack.
+    golden.write_text("items:\n- question: q\n  tables: [Invoices]\n  gold: SELECT 1\n")
+    refused = runner.invoke(
+        app,
+        ["bench", "linking", "--dataset", "golden", "--golden", str(golden),
+         "--data", str(chinook), "--no-baselines"],
+    )  # fmt: skip
+    said = " ".join(refused.output.split())
+    assert refused.exit_code != 0 and "does not have: invoices" in said
+    # No golden file, or a shared dataset without its folder: told what to give.
+    for args, hint in [(["--dataset", "golden"], "--golden"),
+                       (["--dataset", "spider"], "--data")]:  # fmt: skip
+        missing = runner.invoke(app, ["bench", "linking", *args, "--no-baselines"])
+        assert missing.exit_code != 0 and hint in " ".join(missing.output.split())
+
+
 def test_context_says_which_databases_an_unanswered_question_came_nearest_to(
     bench_dir: Path, schemawise_home: Path
 ) -> None:

@@ -58,6 +58,22 @@ def test_jsonl_set(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("embedded", "embedded"),  # the embedded server's own database, not a file here
+        ("embedded/sales", "embedded/sales"),
+        ("postgresql://reader@host/dw", "postgresql://reader@host/dw"),
+        ("data/shop.duckdb", "{folder}/data/shop.duckdb"),  # a file beside the set
+    ],
+)
+def test_where_an_items_database_is(tmp_path: Path, written: str, read: str) -> None:
+    path = tmp_path / "set.yaml"
+    path.write_text(f"database: {written}\nitems:\n- question: q\n  gold: SELECT 1\n")
+    (item,) = load_golden(path)
+    assert item.database == read.format(folder=tmp_path)
+
+
+@pytest.mark.parametrize(
     ("name", "text", "message", "hint"),
     [
         ("bad.yaml", "- question: [unclosed\n", "not valid YAML at line", "indentation"),

@@ -24,22 +24,24 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from schemawise.bench.scratch import scratch_database
 from schemawise.bench.timing import percentiles
+from schemawise.db import Source, connect
 from schemawise.db.sqlite import SQLiteSource
 from schemawise.enrich.apply import about_tables
 from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
 from schemawise.enrich.generated import Describe, describe_tables
 from schemawise.enrich.metadata import Metadata
 from schemawise.enrich.profile import ColumnProfile, profile_source
-from schemawise.errors import SchemawiseError
+from schemawise.errors import GoldenSetError, SchemawiseError
 from schemawise.eval import spider2
 from schemawise.eval.datasets import Dataset, Example, database_path, load_examples
+from schemawise.eval.golden import GoldenItem, load_golden, parse_column
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph, Table
 from schemawise.index import store
 from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
-from schemawise.index.sources import descriptions_cache, sample_values, seen_values
+from schemawise.index.sources import default_name, descriptions_cache, sample_values, seen_values
 from schemawise.prune.columns import join_keys_of, kept_keys
 from schemawise.retrieve.context import ContextPack, ContextSettings, build_context
 from schemawise.retrieve.relevance import DEFAULT_FLOOR
@@ -47,13 +49,15 @@ from schemawise.retrieve.source_choice import SourcePicker
 from schemawise.validate.resolve import find_table, resolve
 
 KS = (1, 3, 5, 10)
-BenchDataset = Literal["spider", "bird", "spider2"]
+BenchDataset = Literal["spider", "bird", "spider2", "golden"]
 
 
-def gold_links(sql: str, graph: SchemaGraph) -> tuple[set[str], set[tuple[str, str]]] | None:
+def gold_links(
+    sql: str, graph: SchemaGraph, dialect: str = "sqlite"
+) -> tuple[set[str], set[tuple[str, str]]] | None:
     """Tables and (table, column) pairs a gold query uses, resolved against the graph."""
     try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
+        tree = sqlglot.parse_one(sql, read=dialect)
     except SqlglotError:
         return None
     if not isinstance(tree, exp.Expression):
@@ -85,6 +89,7 @@ class BenchDatabase:
     # The tables as listed (before sharded families collapse): what the baselines index.
     listed: list[Table] = field(default_factory=list)
     meta: Metadata = field(default_factory=Metadata)
+    dialect: str = "sqlite"  # the gold queries' SQL
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,7 @@ class Case:
     evidence: str
     gold_tables: frozenset[str]  # lower case
     gold_columns: frozenset[tuple[str, str]] | None  # None: the dataset gives no columns
+    id: str = ""  # a golden item's id (the shared sets are numbered by position)
 
 
 def ddl_document(source: str, table: Table) -> Document:
@@ -147,17 +153,12 @@ def _spider_or_bird(
     tables_file = data / ("tables.json" if dataset == "spider" else "dev_tables.json")
     for db_id in sorted({e.db_id for e in examples}):
         path = database_path(dataset, data, db_id)
-        with SQLiteSource(str(path)) as source:
-            graph = extract_graph(source, ExtractOptions(budget_seconds=20))
-            profiles = profile_source(source, graph)
         # The readable column names the dataset ships, and BIRD's description CSVs when
         # present: the data dictionary a team would give the index.
         descriptions = from_tables_json(tables_file, db_id) if tables_file.is_file() else {}
         descriptions.update(from_description_csvs(path.parent / "database_description"))
-        meta = Metadata(profiles=profiles)
-        databases[db_id] = BenchDatabase(
-            graph, descriptions, samples=sample_values(meta), listed=graph.tables, meta=meta
-        )
+        with SQLiteSource(str(path)) as source:
+            databases[db_id] = read_database(source, descriptions)
     cases, skipped = [], 0
     for example in asked:
         gold = gold_links(example.sql, databases[example.db_id].graph)
@@ -169,6 +170,77 @@ def _spider_or_bird(
                  frozenset(gold[0]), frozenset(gold[1]))
         )  # fmt: skip
     return databases, cases, skipped
+
+
+def read_database(source: Source, descriptions: dict[str, str] | None = None) -> BenchDatabase:
+    """A database as `index` reads it: its graph (joins checked on the data) and profiles."""
+    graph = extract_graph(source, ExtractOptions(budget_seconds=20))
+    meta = Metadata(profiles=profile_source(source, graph))
+    return BenchDatabase(
+        graph, descriptions or {}, samples=sample_values(meta), listed=graph.tables, meta=meta,
+        dialect=source.dialect,
+    )  # fmt: skip
+
+
+def _golden(
+    golden: Path, default: str | None, limit: int | None
+) -> tuple[dict[str, BenchDatabase], list[Case], list[str]]:
+    """A golden set in `eval`'s format (question, gold SQL, and optionally the database and the
+    tables or columns the answer needs) on the databases its items name, else `default`: any
+    database `index` reads, Postgres included (no SQL is run, only the schema and profiles)."""
+    items = load_golden(golden)[:limit]
+    names: dict[str, str] = {}  # location as written → its db_id
+    for item in items:
+        location = item.database or default
+        if location is None:
+            raise GoldenSetError(
+                f"Item {item.id!r} names no database and none was given.",
+                "Add `database:` to the item or the file, or give one with --data (a path or URL).",
+            )
+        if location not in names:
+            name = default_name(location)
+            taken = set(names.values())
+            names[location] = next(
+                n for n in (name, *(f"{name}_{i}" for i in range(2, 10_000))) if n not in taken
+            )
+    databases: dict[str, BenchDatabase] = {}
+    for location, db_id in names.items():
+        with connect(location) as source:
+            databases[db_id] = read_database(source)
+    cases: list[Case] = []
+    skipped: list[str] = []
+    for item in items:
+        db_id = names[item.database or default or ""]
+        database = databases[db_id]
+        gold = gold_links(item.gold[0], database.graph, database.dialect)
+        tables = _stated_tables(item, database.graph) or (gold[0] if gold else set())
+        if not tables:
+            skipped.append(item.id)  # neither stated nor read from a gold query that resolves
+            continue
+        stated = [parse_column(c) for c in item.columns]
+        if stated and all(table for table, _ in stated):
+            columns: set[tuple[str, str]] | None = set(stated)
+        else:
+            columns = gold[1] if gold is not None and not item.tables else None
+        cases.append(
+            Case(db_id, item.question, item.evidence, frozenset(tables),
+                 frozenset(columns) if columns is not None else None, id=item.id)
+        )  # fmt: skip
+    return databases, cases, skipped
+
+
+def _stated_tables(item: GoldenItem, graph: SchemaGraph) -> set[str]:
+    """The tables an item states its answer needs (lower case), each checked against the graph:
+    a misspelt table would otherwise count as a miss of every pack."""
+    known = {t.name.lower() for t in graph.tables}
+    stated = {t.lower() for t in item.tables}
+    unknown = sorted(stated - known)
+    if unknown:
+        raise GoldenSetError(
+            f"Item {item.id!r} states tables its database does not have: {', '.join(unknown)}.",
+            "Write them as `schemawise graph` names them (schema.table where there are schemas).",
+        )
+    return stated
 
 
 # External knowledge documents run to thousands of words; the start says what they are about.
@@ -255,8 +327,9 @@ def _measures(pack: ContextPack) -> dict[str, Any] | None:
 
 def run(
     dataset: BenchDataset,
-    data: Path,
+    data: Path | str | None,
     *,
+    golden: Path | None = None,
     union: bool = False,
     limit: int | None = None,
     baselines: bool = True,
@@ -276,11 +349,13 @@ def run(
     `describe`: a model describes each table first, as `index --describe` does (the replies
     are kept per database, table and instructions: a second run asks the model nothing new);
     `pick_source`: given the pooled graphs, a picker that chooses among close databases (the
-    assistant's model: agent/rank.py `source_picker`)."""
+    assistant's model: agent/rank.py `source_picker`). `golden`: with `dataset` "golden", the
+    golden set (`eval`'s format), `data` then the database of items that name none."""
     with scratch_database(f"linking_{dataset}") as url:
         return _run(
-            url, dataset, data, union=union, limit=limit, baselines=baselines, half=half,
-            items=items, relevance_floor=relevance_floor, shared_documents=shared_documents,
+            url, dataset, data, golden=golden, union=union, limit=limit, baselines=baselines,
+            half=half, items=items, relevance_floor=relevance_floor,
+            shared_documents=shared_documents,
             reworded=reworded, lexicon=lexicon, describe=describe, pick_source=pick_source,
             progress=progress,
         )  # fmt: skip
@@ -289,8 +364,9 @@ def run(
 def _run(
     url: str,
     dataset: BenchDataset,
-    data: Path,
+    data: Path | str | None,
     *,
+    golden: Path | None = None,
     union: bool = False,
     limit: int | None = None,
     baselines: bool = True,
@@ -312,15 +388,27 @@ def _run(
         settings.shared_documents = shared_documents
     embedder = get_embedder()
     say("reading databases")
-    if dataset == "spider2":
-        if reworded is not None:
-            raise SchemawiseError(
-                "Reworded questions are for Spider and BIRD.", "Use --dataset spider or bird."
+    if reworded is not None and dataset not in ("spider", "bird"):
+        raise SchemawiseError(
+            "Reworded questions are for Spider and BIRD.", "Use --dataset spider or bird."
+        )
+    unread: list[str] = []  # a golden set's items whose gold tables could not be read
+    if dataset == "golden":
+        if golden is None:
+            raise GoldenSetError(
+                "No golden set given.", "Give the YAML or JSONL file of questions with --golden."
             )
-        databases, cases, skipped = _spider2(data, limit)
+        databases, cases, unread = _golden(golden, str(data) if data else None, limit)
+        skipped = len(unread)
+    elif data is None:
+        raise SchemawiseError(
+            f"No {dataset} folder given.", "Give it with --data, e.g. ../shared/bench/spider."
+        )
+    elif dataset == "spider2":
+        databases, cases, skipped = _spider2(Path(data), limit)
     else:
         wording = load_reworded(reworded) if reworded is not None else None
-        databases, cases, skipped = _spider_or_bird(dataset, data, limit, wording)
+        databases, cases, skipped = _spider_or_bird(dataset, Path(data), limit, wording)
     if describe is not None:
         for db_id, database in databases.items():
             described(f"{dataset}/{db_id}", database, describe, say)
@@ -404,7 +492,8 @@ def _run(
                 )
             rows.append(row)
             item: dict[str, Any] = {
-                "set": "benchmark", "number": number, "database": case.db_id,
+                "set": "benchmark", "number": number, **({"id": case.id} if case.id else {}),
+                "database": case.db_id,
                 "question": case.question, "empty": not pack.tables,
                 "strict_table": row["strict_table"], "right_database": right_db,
                 # What a miss is read from: the pack's tables and the gold ones it lacks.
@@ -480,6 +569,7 @@ def _run(
         "relevance_floor": relevance_floor,
         "shared_documents": settings.shared_documents,
         "reworded": str(reworded) if reworded is not None else None,
+        "golden": str(golden) if golden is not None else None,
         # By default on when pooled (several databases, the default embedder).
         "lexicon": lexicon
         if lexicon is not None
@@ -490,6 +580,8 @@ def _run(
             w.get("source_chosen_by") == "model" for w in written if w["set"] == "benchmark"
         ),
         "skipped_unresolvable_gold": skipped,
+        # A team's own set: which items to fix (`schemawise check DB --sql …` says why).
+        **({"skipped_items": unread} if dataset == "golden" else {}),
         "databases": len(graphs),
         "tables_listed": sum(len(d.listed) for d in databases.values()),
         "entries_after_collapsing_shards": sum(len(collapsed(g).tables) for g in graphs.values()),

@@ -33,6 +33,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from schemawise.bench.linking import gold_links
+from schemawise.eval.golden import ColumnRef, parse_column
 from schemawise.graph.model import SchemaGraph
 from schemawise.validate.joins import analyse
 from schemawise.validate.resolve import resolve
@@ -46,7 +47,6 @@ ATTRIBUTIONS = (
     "wrong_value",
     "wrong_result",
 )
-ColumnRef = tuple[str, str]  # (table, column), lower case; table "" when not known
 JoinKey = frozenset[ColumnRef]
 
 
@@ -176,12 +176,6 @@ def shapes(
         if all(s is not None for s in resolved):
             return [s for s in resolved if s is not None]
     return [_named_shape(tree) for tree in parsed]
-
-
-def parse_column(text: str) -> ColumnRef:
-    """`table.column` (or a bare `column`) from a golden item, lower case."""
-    table, _, column = text.strip().lower().rpartition(".")
-    return table, column
 
 
 def parse_join_key(text: str) -> JoinKey:

@@ -38,6 +38,15 @@ HINT_FORMAT = (
 )
 
 
+ColumnRef = tuple[str, str]  # (table, column), lower case; table "" when not known
+
+
+def parse_column(text: str) -> ColumnRef:
+    """`table.column` (or a bare `column`) from a golden item, lower case."""
+    table, _, column = text.strip().lower().rpartition(".")
+    return table, column
+
+
 class GoldenItem(BaseModel):
     """One question with its gold SQL and what the harness needs to score a prediction."""
 
@@ -94,8 +103,11 @@ def _describe(error: ValidationError) -> str:
 
 
 def _resolve_database(database: str | None, folder: Path) -> str | None:
-    """A relative file path is relative to the golden file; URLs and absolute paths stay."""
+    """A relative file path is relative to the golden file; URLs, absolute paths and the
+    embedded server's databases (`embedded`, `embedded/<name>`) stay."""
     if database is None or "://" in database or Path(database).is_absolute():
+        return database
+    if database.lower() in ("embedded", "demo") or database.lower().startswith("embedded/"):
         return database
     return str((folder / database).resolve())
 

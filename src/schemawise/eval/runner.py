@@ -34,11 +34,17 @@ from schemawise.eval.attribution import (
     GoldFacts,
     attribute,
     parse,
-    parse_column,
     parse_join_key,
 )
 from schemawise.eval.datasets import database_path
-from schemawise.eval.golden import GoldenItem, load_benchmark, load_golden, sample, with_rows
+from schemawise.eval.golden import (
+    GoldenItem,
+    load_benchmark,
+    load_golden,
+    parse_column,
+    sample,
+    with_rows,
+)
 from schemawise.eval.metrics import Convention, first_match, has_top_level_order_by
 from schemawise.eval.predict import EvalTarget, Prediction, Predictor
 from schemawise.graph.model import SchemaGraph

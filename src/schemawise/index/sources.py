@@ -140,7 +140,7 @@ def index_source(
         add_relationships(graph, meta)
         # While the database is open: the joins the overlay states are measured as others are.
         apply_overlay_joins(graph, meta, overlay_checker(source))
-    name = name or _default_name(url)
+    name = name or default_name(url)
     if describe is not None:
         # After dbt and the overlay: only tables they leave undescribed are asked about.
         generated = describe_tables(graph, meta, sample_values(meta), describe,
@@ -243,7 +243,8 @@ def worded(meta: Metadata) -> dict[str, ColumnProfile]:
     return {key: p for key, p in meta.profiles.items() if not p.free_text}
 
 
-def _default_name(url: str) -> str:
+def default_name(url: str) -> str:
+    """The name a source gets when none is given: the file's stem, the database's name."""
     if url in ("embedded", "demo"):
         return "embedded"
     if url.startswith("embedded/"):
