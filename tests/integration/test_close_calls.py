@@ -10,6 +10,7 @@ import pytest
 
 from schemawise import api
 from schemawise.agent.assistant import AskOptions, Reply
+from schemawise.retrieve.context import ContextSettings
 from tests.integration.test_assistant import Script, assistant, sql_reply
 
 SHOP = """
@@ -159,3 +160,41 @@ def test_a_failed_pick_leaves_the_vote_s_choice_and_is_on_the_record(
     assert reply.context["source_chosen_by"] == "vote"
     picks = [c for c in reply.usage["per_call"] if c["stage"] == "pick_source"]
     assert [c["ok"] for c in picks] == [False]
+
+
+@pytest.mark.parametrize(
+    ("picked", "kept", "chosen_by"),
+    [
+        # The pick is taken when its database answers the question…
+        ("cc_shop_us", "cc_shop_us", "model"),
+        # …and one the relevance floor would empty leaves the vote's choice: a model's pick
+        # never turns an answerable question into "nothing found".
+        ("cc_zoo", "cc_shop_eu", "vote"),
+    ],
+)
+def test_a_pick_the_relevance_floor_would_empty_leaves_the_vote_s_choice(
+    embedded_url: str,
+    close_sources: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    picked: str,
+    kept: str,
+    chosen_by: str,
+) -> None:
+    import schemawise.retrieve.context as context_module
+
+    def pick(
+        question: str, ranking: list[tuple[str, float]], picker: object
+    ) -> tuple[list[tuple[str, float]], bool]:
+        # Whatever the vote's margin: the zoo is never a close call for this question, so the
+        # window is stepped over to reach the floor's check.
+        assert picker is not None and ranking[0][0] == "cc_shop_eu"
+        return [(picked, 1.0), *((s, v) for s, v in ranking if s != picked)], True
+
+    monkeypatch.setattr(context_module, "second_opinion", pick)
+    settings = ContextSettings(source_picker=lambda question, candidates: picked)
+    pack = api.context(QUESTION, sources=close_sources, settings=settings, index_url=embedded_url)
+    assert pack.source == kept and pack.source_chosen_by == chosen_by
+    assert {t.name for t in pack.tables} >= {"customers", "orders"}
+    # Asked of the zoo alone, the floor does empty it: the fallback above is what kept the pack.
+    alone = api.context(QUESTION, sources=["cc_zoo"], index_url=embedded_url)
+    assert not alone.tables and alone.empty_reason
