@@ -1179,6 +1179,16 @@ def bench_linking(
     golden: Annotated[
         Path | None, typer.Option("--golden", help="A golden set (YAML or JSONL), as eval reads.")
     ] = None,
+    dbt: Annotated[
+        Path | None,
+        typer.Option("--dbt", help="With --dataset golden: the dbt project, as index reads it."),
+    ] = None,
+    overlay: Annotated[
+        Path | None,
+        typer.Option(
+            "--overlay", help="With --dataset golden: the overlay file, as index reads it."
+        ),
+    ] = None,
     union: Annotated[
         bool, typer.Option("--union", help="Pool every database; no hint which one is asked.")
     ] = False,
@@ -1273,7 +1283,7 @@ def bench_linking(
 
     def run(say: Callable[[str], None]) -> dict[str, Any]:
         result = linking.run(
-            dataset, data, golden=golden, union=union, limit=limit,
+            dataset, data, golden=golden, dbt=dbt, overlay=overlay, union=union, limit=limit,
             baselines=not no_baselines, half=half, items=items, relevance_floor=relevance_floor,
             shared_documents=shared_documents,
             reworded=reworded, lexicon=lexicon, describe=describer, pick_source=picker,

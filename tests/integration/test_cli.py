@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -321,6 +322,41 @@ def test_linking_bench_measures_a_golden_set_of_your_own(
                        (["--dataset", "spider"], "--data")]:  # fmt: skip
         missing = runner.invoke(app, ["bench", "linking", *args, "--no-baselines"])
         assert missing.exit_code != 0 and hint in " ".join(missing.output.split())
+
+
+def test_a_golden_set_is_measured_with_the_team_s_overlay(
+    bench_dir: Path, schemawise_home: Path, tmp_path: Path
+) -> None:
+    golden = tmp_path / "mine.yaml"
+    golden.write_text(
+        f"database: {bench_dir / 'chinook' / 'chinook.sqlite'}\nitems:\n"
+        "- id: never\n  question: tracks never purchased\n"
+        "  tables: [InvoiceLine, Track]\n  gold: SELECT 1\n"
+    )
+    overlay = tmp_path / "schemawise.yml"
+    overlay.write_text("tables:\n  InvoiceLine:\n    synonyms: [purchase, sale]\n")
+
+    def measured(*extra: str) -> dict[str, Any]:
+        result = runner.invoke(
+            app,
+            ["bench", "linking", "--dataset", "golden", "--golden", str(golden),
+             "--no-baselines", "--items", str(tmp_path / "items.jsonl"), "--json", *extra],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        lines = (tmp_path / "items.jsonl").read_text().splitlines()
+        (item,) = [i for i in map(json.loads, lines) if i["set"] == "benchmark"]
+        return item
+
+    # "Purchased" names nothing in Chinook; the team's word for InvoiceLine does.
+    assert measured()["missed"] == ["invoiceline"]
+    assert measured("--overlay", str(overlay))["strict_table"]
+    # Team files belong to a set of the team's own.
+    refused = runner.invoke(
+        app,
+        ["bench", "linking", "--dataset", "spider", "--data", str(bench_dir / "spider"),
+         "--overlay", str(overlay)],
+    )  # fmt: skip
+    assert refused.exit_code != 0 and "--dataset golden" in " ".join(refused.output.split())
 
 
 def test_context_says_which_databases_an_unanswered_question_came_nearest_to(

@@ -27,6 +27,7 @@ from schemawise.bench.timing import percentiles
 from schemawise.db import Source, connect
 from schemawise.db.sqlite import SQLiteSource
 from schemawise.enrich.apply import about_tables
+from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
 from schemawise.enrich.generated import Describe, describe_tables
 from schemawise.enrich.metadata import Metadata
@@ -41,7 +42,15 @@ from schemawise.graph.model import SchemaGraph, Table
 from schemawise.index import store
 from schemawise.index.cards import Document, documents, words
 from schemawise.index.embed import get_embedder
-from schemawise.index.sources import default_name, descriptions_cache, sample_values, seen_values
+from schemawise.index.sources import (
+    default_name,
+    descriptions_cache,
+    metadata_documents,
+    read_enriched,
+    sample_values,
+    seen_values,
+    team_metadata,
+)
 from schemawise.prune.columns import join_keys_of, kept_keys
 from schemawise.retrieve.context import ContextPack, ContextSettings, build_context
 from schemawise.retrieve.relevance import DEFAULT_FLOOR
@@ -183,11 +192,12 @@ def read_database(source: Source, descriptions: dict[str, str] | None = None) ->
 
 
 def _golden(
-    golden: Path, default: str | None, limit: int | None
+    golden: Path, default: str | None, limit: int | None, given: Metadata | None = None
 ) -> tuple[dict[str, BenchDatabase], list[Case], list[str]]:
     """A golden set in `eval`'s format (question, gold SQL, and optionally the database and the
     tables or columns the answer needs) on the databases its items name, else `default`: any
-    database `index` reads, Postgres included (no SQL is run, only the schema and profiles)."""
+    database `index` reads, Postgres included (no SQL is run, only the schema and profiles),
+    read with the team's metadata (`given`: dbt, overlay) as `index` reads it."""
     items = load_golden(golden)[:limit]
     names: dict[str, str] = {}  # location as written → its db_id
     for item in items:
@@ -206,7 +216,11 @@ def _golden(
     databases: dict[str, BenchDatabase] = {}
     for location, db_id in names.items():
         with connect(location) as source:
-            databases[db_id] = read_database(source)
+            graph, meta = read_enriched(source, given or Metadata(), budget_seconds=20)
+        databases[db_id] = BenchDatabase(
+            graph, describe_columns(graph, meta), about_tables(graph, meta), sample_values(meta),
+            listed=graph.tables, meta=meta, dialect=source.dialect,
+        )  # fmt: skip
     cases: list[Case] = []
     skipped: list[str] = []
     for item in items:
@@ -330,6 +344,8 @@ def run(
     data: Path | str | None,
     *,
     golden: Path | None = None,
+    dbt: Path | None = None,
+    overlay: Path | None = None,
     union: bool = False,
     limit: int | None = None,
     baselines: bool = True,
@@ -350,11 +366,12 @@ def run(
     are kept per database, table and instructions: a second run asks the model nothing new);
     `pick_source`: given the pooled graphs, a picker that chooses among close databases (the
     assistant's model: agent/rank.py `source_picker`). `golden`: with `dataset` "golden", the
-    golden set (`eval`'s format), `data` then the database of items that name none."""
+    golden set (`eval`'s format), `data` then the database of items that name none, and `dbt`
+    and `overlay` the team's files, read with each of its databases as `index` reads them."""
     with scratch_database(f"linking_{dataset}") as url:
         return _run(
-            url, dataset, data, golden=golden, union=union, limit=limit, baselines=baselines,
-            half=half, items=items, relevance_floor=relevance_floor,
+            url, dataset, data, golden=golden, dbt=dbt, overlay=overlay, union=union, limit=limit,
+            baselines=baselines, half=half, items=items, relevance_floor=relevance_floor,
             shared_documents=shared_documents,
             reworded=reworded, lexicon=lexicon, describe=describe, pick_source=pick_source,
             progress=progress,
@@ -367,6 +384,8 @@ def _run(
     data: Path | str | None,
     *,
     golden: Path | None = None,
+    dbt: Path | None = None,
+    overlay: Path | None = None,
     union: bool = False,
     limit: int | None = None,
     baselines: bool = True,
@@ -388,6 +407,11 @@ def _run(
         settings.shared_documents = shared_documents
     embedder = get_embedder()
     say("reading databases")
+    if (dbt or overlay) and dataset != "golden":
+        raise SchemawiseError(
+            "A dbt project or an overlay is read with a golden set of your own.",
+            "Use --dataset golden --golden FILE; the shared benchmarks ship no team files.",
+        )
     if reworded is not None and dataset not in ("spider", "bird"):
         raise SchemawiseError(
             "Reworded questions are for Spider and BIRD.", "Use --dataset spider or bird."
@@ -398,7 +422,8 @@ def _run(
             raise GoldenSetError(
                 "No golden set given.", "Give the YAML or JSONL file of questions with --golden."
             )
-        databases, cases, unread = _golden(golden, str(data) if data else None, limit)
+        given = team_metadata(dbt, overlay)
+        databases, cases, unread = _golden(golden, str(data) if data else None, limit, given)
         skipped = len(unread)
     elif data is None:
         raise SchemawiseError(
@@ -426,6 +451,8 @@ def _run(
                 name, database.graph, database.descriptions, database.about, database.samples,
                 seen_values(database.meta),
             )  # fmt: skip
+            # The team's examples, definitions and jargon (a golden set's --overlay, --dbt).
+            docs += metadata_documents(name, database.graph, database.meta)
             if baselines:
                 docs += [ddl_document(name, t) for t in database.listed]
             indexed += store.replace_source(conn, name, docs, embedder).embedded

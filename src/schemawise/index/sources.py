@@ -11,7 +11,7 @@ from typing import Any
 
 import psycopg
 
-from schemawise.db import connect
+from schemawise.db import Source, connect
 from schemawise.db.urls import redact
 from schemawise.enrich.apply import (
     about_tables,
@@ -122,24 +122,10 @@ def index_source(
         "describe": describe is not None,
     }
     # The team's files first: a mistake in one fails before the database is read.
-    given = Metadata()
-    if dbt:
-        given = given.merge(from_dbt(dbt))
-    if overlay:
-        given = given.merge(from_overlay(overlay))
+    given = team_metadata(dbt, overlay)
     say("extracting the schema graph")
     with connect(url) as source:
-        # A file, or `pg_stat_statements` of this very database (enrich/querylog.py).
-        log = read_log(query_log, source) if query_log else None
-        graph = extract_graph(source, ExtractOptions(query_log=log, budget_seconds=30))
-        if profile:
-            say("profiling the data")
-        profiles = profile_source(source, graph) if profile else {}
-        meta = Metadata(profiles=profiles, usage=usage_from_log(log, graph) if log else None)
-        meta = meta.merge(given)
-        add_relationships(graph, meta)
-        # While the database is open: the joins the overlay states are measured as others are.
-        apply_overlay_joins(graph, meta, overlay_checker(source))
+        graph, meta = read_enriched(source, given, query_log, profile, say)
     name = name or default_name(url)
     if describe is not None:
         # After dbt and the overlay: only tables they leave undescribed are asked about.
@@ -192,6 +178,42 @@ def index_source(
         seconds=round(time.perf_counter() - started, 3),
         problems=[p.model_dump() for p in graph.problems],
     )
+
+
+def team_metadata(dbt: Path | None = None, overlay: Path | None = None) -> Metadata:
+    """What the team's files say: a dbt project's and an overlay's metadata, merged."""
+    given = Metadata()
+    if dbt:
+        given = given.merge(from_dbt(dbt))
+    if overlay:
+        given = given.merge(from_overlay(overlay))
+    return given
+
+
+def read_enriched(
+    source: Source,
+    given: Metadata,
+    query_log: Path | None = None,
+    profile: bool = True,
+    progress: Callable[[str], None] | None = None,
+    budget_seconds: float = 30,
+) -> tuple[SchemaGraph, Metadata]:
+    """The schema graph and metadata of an open database as `index` reads them: joins checked
+    on the data, profiles, the query log's usage, and the team's metadata with its
+    relationships and stated joins applied to the graph."""
+    say = progress or (lambda _: None)
+    # A file, or `pg_stat_statements` of this very database (enrich/querylog.py).
+    log = read_log(query_log, source) if query_log else None
+    graph = extract_graph(source, ExtractOptions(query_log=log, budget_seconds=budget_seconds))
+    if profile:
+        say("profiling the data")
+    profiles = profile_source(source, graph) if profile else {}
+    meta = Metadata(profiles=profiles, usage=usage_from_log(log, graph) if log else None)
+    meta = meta.merge(given)
+    add_relationships(graph, meta)
+    # While the database is open: the joins the overlay states are measured as others are.
+    apply_overlay_joins(graph, meta, overlay_checker(source))
+    return graph, meta
 
 
 # Logged queries indexed as examples, at most: the log's shortest query per set of tables.
