@@ -707,6 +707,10 @@ def context(
     if pack.alternatives:
         close = ", ".join(f"{a.source} {a.score:.2f}" for a in pack.alternatives)
         err.print(plain(f"other databases, by how well they fit (1.00 = as well): {close}", "dim"))
+    if pack.passed_over:
+        # The nearest misses, so that a missing table is told from one nothing matched.
+        passed = "; ".join(f"{t.name} ({t.reasons[0]})" for t in pack.passed_over[:3])
+        err.print(plain(f"passed over: {passed}", "dim"))
     # soft_wrap: the prompt text goes out as it is (a wrapped `-- warning` line is no comment)
     out.print(plain(pack.text), soft_wrap=True)
 

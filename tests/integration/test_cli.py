@@ -306,6 +306,11 @@ def test_linking_bench_measures_a_golden_set_of_your_own(
     sold = asked["sold"]
     assert sold["strict_table"] == (sold["missed"] == [])
     assert set(sold["missed"]) <= {"invoiceline", "track", "mediatype"}
+    # Each missed table with its cause, and the causes counted over the run.
+    assert set(sold["missed_why"]) == set(sold["missed"])
+    assert sum(doc["missed_tables_by_cause"].values()) == sum(
+        len(i["missed"]) for i in asked.values()
+    )
     # Columns are scored where the tables come from the gold query, not where they are stated.
     assert "columns" not in sold and asked["artists"]["columns"]["tables"]
     # A stated table the database lacks is an error with a hint, not a miss of every pack.
@@ -322,6 +327,29 @@ def test_linking_bench_measures_a_golden_set_of_your_own(
                        (["--dataset", "spider"], "--data")]:  # fmt: skip
         missing = runner.invoke(app, ["bench", "linking", *args, "--no-baselines"])
         assert missing.exit_code != 0 and hint in " ".join(missing.output.split())
+
+
+def test_a_pack_names_the_tables_it_passed_over_and_why(
+    bench_dir: Path, schemawise_home: Path
+) -> None:
+    from schemawise.api import index
+
+    index(f"sqlite:///{bench_dir / 'chinook' / 'chinook.sqlite'}", name="music")
+    result = runner.invoke(app, ["context", "tracks never purchased", "--json"])
+    assert result.exit_code == 0, result.output
+    pack = json.loads(result.stdout)
+    chosen = {t["name"] for t in pack["tables"]}
+    passed = pack["passed_over"]
+    assert 0 < len(passed) <= 5 and not chosen & {t["name"] for t in passed}
+    for table in passed:
+        assert table["left_out"] in {"cut", "full", "wordless", "unweighed"}
+        # Why first, with its share of the first table's score; then what matched it.
+        assert "first table's score" in table["reasons"][0] or table["left_out"] == "unweighed"
+    # Said beside the pack in the terminal too, the nearest misses first.
+    said = runner.invoke(app, ["context", "tracks never purchased"])
+    assert f"passed over: {passed[0]['name']} (" in " ".join(said.output.split())
+    # The pack's text does not carry them: only what the model is to read.
+    assert not any(f"CREATE TABLE {t['name']} " in pack["text"] for t in passed)
 
 
 def test_a_golden_set_is_measured_with_the_team_s_overlay(

@@ -27,6 +27,7 @@ from schemawise.prune.columns import (
 )
 from schemawise.rank.structural import (
     Candidate,
+    PassedOver,
     RankSettings,
     apply_metadata,
     apply_schema_mentions,
@@ -337,6 +338,51 @@ def test_the_wordless_floor_falls_with_length_to_a_minimum() -> None:
     assert wordless_floor(RankSettings(question_words=20, relative_cutoff=0.5)) == 0.5
     # Without the question (a caller ranking on its own), the cutoff alone decides.
     assert wordless_floor(RankSettings()) == RankSettings().relative_cutoff
+
+
+@pytest.mark.parametrize(
+    ("settings", "causes"),
+    [
+        # The cap: customers would pass the cut, but two tables are all the pack may hold.
+        (RankSettings(max_tables=2), {"shop.customers": "full", "hr.staff": "full"}),
+        # The cut: staff, joined elsewhere (× 0.7), comes to 0.52 of the first, under 0.6.
+        (RankSettings(max_tables=6, relative_cutoff=0.6), {"hr.staff": "cut"}),
+        # Only the best table weighed, and nothing else.
+        (
+            RankSettings(pool=0),
+            {t: "unweighed" for t in ("shop.refunds", "shop.customers", "hr.staff")},
+        ),
+    ],
+)
+def test_choose_says_why_it_left_each_candidate_out(
+    settings: RankSettings, causes: dict[str, str]
+) -> None:
+    candidates = [
+        Candidate("shop.orders", 1.0, {"order"}),
+        Candidate("hr.staff", 0.62, {"name"}),
+        Candidate("shop.customers", 0.6, {"customer"}),
+        Candidate("shop.refunds", 0.9, {"refund"}),
+    ]
+    left: list[PassedOver] = []
+    picked = choose(candidates, _shop(), settings, passed_over=left)
+    assert {p.candidate.table: p.cause for p in left} == causes
+    # Every candidate is either chosen or passed over, once.
+    assert sorted([c.table for c in picked] + [p.candidate.table for p in left]) == sorted(
+        c.table for c in candidates
+    )
+    # Best first, each share against the first table's score, said in words too.
+    shares = [p.share for p in left if p.cause != "unweighed"]
+    assert shares == sorted(shares, reverse=True)
+    assert all(f"{p.share:.2f}" in p.why or p.cause in ("full", "unweighed") for p in left)
+
+
+def test_a_table_matching_no_word_is_passed_over_as_wordless() -> None:
+    graph, candidates = _documents_db()
+    left: list[PassedOver] = []
+    choose(candidates, graph, RankSettings(question_words=1), passed_over=left)
+    ((passed, cause),) = [(p.candidate.table, p.cause) for p in left]
+    assert (passed, cause) == ("templates", "wordless")
+    assert "no word of the question" in left[0].why
 
 
 def test_a_table_adding_a_question_word_goes_before_one_repeating_them() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -287,6 +287,18 @@ def _spider2(data: Path, limit: int | None) -> tuple[dict[str, BenchDatabase], l
     return databases, cases, skipped
 
 
+def missed_causes(pack: ContextPack, missed: set[str], right_db: bool) -> dict[str, str]:
+    """Each gold table the pack lacks (lower case) → why: the empty pack, another database
+    chosen, the rerank's cause for a candidate it left out (retrieve/pack.py `LeftOut`), or
+    `unmatched` for a table no document of the search matched."""
+    if not pack.tables:
+        return dict.fromkeys(missed, "empty")
+    if not right_db:
+        return dict.fromkeys(missed, "database")
+    left_out = {t.name.lower(): t.left_out or "" for t in pack.passed_over}
+    return {t: left_out.get(t, "unmatched") for t in sorted(missed)}
+
+
 def _keys_of(
     graph: SchemaGraph, tables: list[str], paths: list[dict[str, Any]]
 ) -> set[tuple[str, str]]:
@@ -405,6 +417,8 @@ def _run(
     )
     if shared_documents is not None:
         settings.shared_documents = shared_documents
+    # Every candidate left out, so that each missed gold table gets its cause (`missed_why`).
+    settings.passed_over = 10_000
     embedder = get_embedder()
     say("reading databases")
     if (dbt or overlay) and dataset != "golden":
@@ -526,6 +540,7 @@ def _run(
                 # What a miss is read from: the pack's tables and the gold ones it lacks.
                 "tables": sorted(t.name for t in pack.tables),
                 "missed": sorted(gold_entries - kept),
+                "missed_why": missed_causes(pack, gold_entries - kept, right_db),
                 "relevance": _measures(pack),
                 # The runners-up with their votes over the chosen database's (1.0: as good):
                 # what a close-call threshold is calibrated on.
@@ -607,6 +622,10 @@ def _run(
             w.get("source_chosen_by") == "model" for w in written if w["set"] == "benchmark"
         ),
         "skipped_unresolvable_gold": skipped,
+        # Why the gold tables the packs lack are missing, counted over every question.
+        "missed_tables_by_cause": dict(
+            Counter(c for w in written if w["set"] == "benchmark" for c in w["missed_why"].values())
+        ),
         # A team's own set: which items to fix (`schemawise check DB --sql …` says why).
         **({"skipped_items": unread} if dataset == "golden" else {}),
         "databases": len(graphs),

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import networkx as nx
 
@@ -145,8 +146,10 @@ def choose(
     settings: RankSettings | None = None,
     usage: Usage | None = None,
     tuning: RetrievalSettings = RETRIEVAL,
+    passed_over: list[PassedOver] | None = None,
 ) -> list[Candidate]:
-    """The tables of the pack, best first (see the module docstring for the rule)."""
+    """The tables of the pack, best first (see the module docstring for the rule).
+    `passed_over`, when given, receives the candidates left out, best first, each with why."""
     settings = settings or RankSettings()
     if tuning.coverage:
         for candidate in candidates:
@@ -184,7 +187,59 @@ def choose(
     for candidate in rest:
         if candidate.pinned and len(chosen) < settings.max_tables:
             chosen.append(candidate)
+    if passed_over is not None:
+        first = pool[0].score or 1.0
+        left = [c for c in rest if c not in chosen]
+        adjusted = {c.table: _adjusted(c, chosen, covered, joins, components, usage, tuning)[0]
+                    for c in left}  # fmt: skip
+        for candidate in sorted(left, key=lambda c: (-adjusted[c.table], c.table)):
+            share = adjusted[candidate.table] / first
+            cause, said = _why_left_out(share, candidate, len(chosen), settings, wordless / first)
+            passed_over.append(PassedOver(candidate, share, cause, said))
+        weighed = settings.pool + 1
+        for candidate in sorted(candidates, key=lambda c: (-c.score, c.table))[weighed:]:
+            said = f"not among the {weighed} best-matching tables the rerank weighs"
+            passed_over.append(PassedOver(candidate, candidate.score / first, "unweighed", said))
     return chosen
+
+
+# Why the rerank left a candidate table out (`_why_left_out`): under the
+# cut, the pack full, no word of its own and under the higher bar that asks, not among the
+# candidates weighed, dropped by the second opinion (ContextSettings.ranker), chosen but joined
+# to other tables and not to the first (retrieve/tables.py `connect`), or lifted over the cut
+# only by a table pinned in after the choice ended.
+LeftOut = Literal["cut", "full", "wordless", "unweighed", "ranker", "unjoined", "ended"]
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A candidate table the rerank left out: its score against the first table's (after the
+    rerank's adjustments for what was chosen), why in a word (`LeftOut`) and
+    in a sentence."""
+
+    candidate: Candidate
+    share: float
+    cause: LeftOut
+    why: str
+
+
+def _why_left_out(
+    share: float, candidate: Candidate, chosen: int, settings: RankSettings, wordless: float
+) -> tuple[LeftOut, str]:
+    if chosen >= settings.max_tables:
+        return "full", f"the pack already holds the most tables it may ({settings.max_tables})"
+    if share < settings.relative_cutoff:
+        return "cut", (
+            f"scored {share:.2f} of the first table's score, under the cut of "
+            f"{settings.relative_cutoff:.2f}"
+        )
+    if not candidate.terms and share < wordless:
+        return "wordless", (
+            f"accounts for no word of the question the chosen tables lack, and scored "
+            f"{share:.2f} of the first table's score, under the {wordless:.2f} such a table needs"
+        )
+    # A table pinned in after the choice ended can lift a neighbour over the cut it failed.
+    return "ended", f"scored {share:.2f} of the first table's score when the choice ended"
 
 
 def _adjusted(

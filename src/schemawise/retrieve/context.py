@@ -156,7 +156,7 @@ def build_context(
         definitions=notes.definitions, value_mappings=notes.value_mappings,
         examples=notes.examples, relevance=relevance,
         alternatives=[SourceScore(source=s, score=v) for s, v in read.ranking[1:ALTERNATIVES + 1]],
-        source_chosen_by=chosen_by,
+        source_chosen_by=chosen_by, passed_over=chosen.passed_over,
     )  # fmt: skip
     pack = with_text(pack, graph)
     if settings.budget is not None:

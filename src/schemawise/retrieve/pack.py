@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from schemawise.rank.structural import LeftOut
 from schemawise.retrieve.relevance import Relevance
 
 
@@ -14,6 +15,8 @@ class TableChoice(BaseModel):
     name: str
     score: float
     reasons: list[str] = Field(default_factory=list)
+    # Only in `passed_over`: why the table is not in the pack.
+    left_out: LeftOut | None = None
 
 
 class ColumnChoice(BaseModel):
@@ -77,3 +80,7 @@ class ContextPack(BaseModel):
     # "vote": the database with the best vote; "model": a model picked it among close calls
     # (ContextSettings.source_picker), so a runner-up the vote preferred scores above 1.
     source_chosen_by: Literal["vote", "model"] = "vote"
+    # The best candidate tables of the chosen database left out, each with why it was (its first
+    # reason: under the cut, the pack full, no word of its own) and what matched it: to tell a
+    # table that nearly made it from one nothing found. Not part of the text.
+    passed_over: list[TableChoice] = Field(default_factory=list)

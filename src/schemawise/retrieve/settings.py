@@ -121,6 +121,8 @@ class ContextSettings:
 
     candidates: int = 150
     max_tables: int = 6
+    # How many of the candidate tables left out the pack names (`passed_over`), best first.
+    passed_over: int = 5
     # A table joins the pack when its score is at least this share of the best table's.
     relative_cutoff: float = 0.35
     column_weight: float = 0.9

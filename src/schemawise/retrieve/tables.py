@@ -4,7 +4,7 @@ connected by the cheapest tree of joins (graph/paths.py), each with its score an
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from schemawise.enrich.metadata import Metadata
@@ -13,6 +13,7 @@ from schemawise.graph.model import SchemaGraph
 from schemawise.graph.paths import connecting_tree
 from schemawise.rank.structural import (
     Candidate,
+    PassedOver,
     RankSettings,
     apply_metadata,
     apply_schema_mentions,
@@ -28,6 +29,8 @@ from schemawise.retrieve.settings import ContextSettings
 class ChosenTables:
     tables: list[TableChoice]  # the chosen tables best first, then the bridges
     join_paths: list[dict[str, Any]]  # JoinPath documents
+    # The best candidates left out, each with why first (the pack's `passed_over`).
+    passed_over: list[TableChoice] = field(default_factory=list)
 
 
 def choose_tables(
@@ -65,14 +68,28 @@ def choose_tables(
         relative_cutoff=settings.relative_cutoff,
         question_words=len(asked),
     )
-    picked = choose(candidates, graph, ranking, meta.usage if meta else None)
+    left_out: list[PassedOver] = []
+    picked = choose(candidates, graph, ranking, meta.usage if meta else None, passed_over=left_out)
     if settings.ranker is not None:
-        picked = settings.ranker(question, picked) or picked[:1]
+        ranked = settings.ranker(question, picked) or picked[:1]
+        kept = {c.table for c in ranked}
+        best = picked[0].score or 1.0
+        left_out[:0] = [
+            PassedOver(c, c.score / best, "ranker", "the second opinion on the tables left it out")
+            for c in picked if c.table not in kept
+        ]  # fmt: skip
+        picked = ranked
     names = [c.table for c in picked]
     # A time phrase needs the table of dates the chosen facts reference (retrieve/dates.py).
     brought = {**date_dimensions(question, graph, names), **brought}
     names += [t for t in brought if t not in names]
     tables, paths, notes = connect(graph, names)
+    first = picked[0].score if picked and picked[0].score else 1.0
+    left_out[:0] = [
+        PassedOver(c, c.score / first, "unjoined",
+                   f"joins other tables but not {names[0]}, the first: about something else")
+        for c in picked if c.table not in tables
+    ]  # fmt: skip
     # The reasons retrieval gave, what the rerank added (for a bridge it did not pick, its
     # metadata reasons), then what connecting found.
     reasons = {c.table: c.reasons for c in candidates}
@@ -95,7 +112,13 @@ def choose_tables(
         )
         for name in tables
     ]
-    return ChosenTables(choices, paths)
+    passed = [
+        TableChoice(name=p.candidate.table, score=round(p.candidate.score, 5),
+                    reasons=[p.why, *counted(p.candidate.reasons)], left_out=p.cause)
+        for p in left_out
+        if p.candidate.table not in tables
+    ][: settings.passed_over]  # fmt: skip
+    return ChosenTables(choices, paths, passed)
 
 
 def connect(
