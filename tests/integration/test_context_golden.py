@@ -95,9 +95,11 @@ def test_with_the_lexicon_synonyms_find_their_tables(
     pack = api.context(question, sources=[chinook_source], index_url=embedded_url, lexicon=True)
     missing = tables - {t.name for t in pack.tables}
     assert not missing, f"missing {missing}; the pack holds {[t.name for t in pack.tables]}"
-    # Without it the same words miss a table: the reading is what found it.
+    # Without it, what brings a table the words name only by a synonym is the reading of the
+    # question's words against the names of tables the rerank left out (rank/structural.py).
     plain = api.context(question, sources=[chinook_source], index_url=embedded_url)
-    assert tables - {t.name for t in plain.tables}
+    by_name = {t.name for t in plain.tables if any("read as its name" in r for r in t.reasons)}
+    assert tables & by_name, [(t.name, t.reasons) for t in plain.tables]
 
 
 # Questions in a user's own words: nothing they say names a table or column, yet the relevance
@@ -125,6 +127,23 @@ def test_the_floor_keeps_a_question_whose_words_read_as_the_schemas(
     # Without the word readings the same question would have been emptied.
     unread = relevance.model_copy(update={"nearest": {}, "nearest_tables": {}})
     assert below_floor(unread, DEFAULT_FLOOR) is not None
+
+
+def test_a_table_asked_for_in_other_words_than_its_name_joins_the_pack(
+    embedded_url: str, bench_dir: Path
+) -> None:
+    # `Friend` matches no word of the question, so the rerank held it to the higher bar of a
+    # table with no word of its own; "buddies" reads as its name (the word reader, 0.62).
+    network = bench_dir / "spider" / "database" / "network_1" / "network_1.sqlite"
+    api.index(f"sqlite:///{network}", "network", index_url=embedded_url, profile=False)
+    question = "What are the names of teenage pupils who have 3 or more buddies?"
+    pack = api.context(question, sources=["network"], index_url=embedded_url)
+    tables = {t.name: t for t in pack.tables}
+    assert {"Highschooler", "Friend"} <= set(tables), [t.name for t in pack.tables]
+    assert any("buddies → friend" in r for r in tables["Friend"].reasons)
+    # A table whose name nothing reads as stays passed over, and says why.
+    likes = {t.name: t for t in pack.passed_over}.get("Likes")
+    assert likes is not None and likes.left_out == "wordless"
 
 
 def test_the_floor_is_on_by_default_and_can_be_turned_off(

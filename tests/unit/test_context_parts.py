@@ -376,13 +376,32 @@ def test_choose_says_why_it_left_each_candidate_out(
     assert all(f"{p.share:.2f}" in p.why or p.cause in ("full", "unweighed") for p in left)
 
 
+def test_a_full_pack_does_not_hide_a_table_under_the_cut() -> None:
+    graph = SchemaGraph(tables=[_table(n, "id") for n in ("a", "b", "c")])
+    candidates = [
+        Candidate("a", 1.0, {"x"}),
+        Candidate("b", 0.9, {"y"}),
+        Candidate("c", 0.05, {"z"}),
+    ]
+    left: list[PassedOver] = []
+    choose(candidates, graph, RankSettings(max_tables=2), passed_over=left)
+    # c would not have been chosen with room to spare: it fails the cut, whatever the cap.
+    assert [(p.candidate.table, p.cause) for p in left] == [("c", "cut")]
+    candidates.append(Candidate("d", 0.8, {"w"}))
+    left.clear()
+    choose(candidates, graph, RankSettings(max_tables=2), passed_over=left)
+    assert {p.candidate.table: p.cause for p in left} == {"d": "full", "c": "cut"}
+    # Its share is the adjusted one the bars compared (a new word: × 1.2), said in words too.
+    assert f"{left[0].share:.2f}" in left[0].why and "(2)" in left[0].why
+
+
 def test_a_table_matching_no_word_is_passed_over_as_wordless() -> None:
     graph, candidates = _documents_db()
     left: list[PassedOver] = []
     choose(candidates, graph, RankSettings(question_words=1), passed_over=left)
     ((passed, cause),) = [(p.candidate.table, p.cause) for p in left]
     assert (passed, cause) == ("templates", "wordless")
-    assert "no word of the question" in left[0].why
+    assert "matches no word of the question" in left[0].why
 
 
 def test_a_table_adding_a_question_word_goes_before_one_repeating_them() -> None:

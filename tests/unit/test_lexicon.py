@@ -15,6 +15,7 @@ from schemawise.retrieve.lexicon import (
     schema_words,
     table_words,
     unknown_words,
+    words_reading_as_names,
 )
 from schemawise.retrieve.relevance import DEFAULT_FLOOR
 from schemawise.retrieve.settings import ContextSettings
@@ -227,3 +228,30 @@ def test_a_plural_stays_when_its_singular_is_no_word_and_a_word_is_not_split() -
     words = schema_words(graph(("movies", ["title", "deadline", "species"])))
     assert {"movies", "species", "deadline", "title"} <= set(words)
     assert not {"movy", "specy", "dead", "line"} & set(words)
+
+
+@pytest.mark.parametrize(
+    ("words", "tables", "read"),
+    [
+        # A word near a word of the table's own name reads as it.
+        (["vocalists"], ["singer"], {"singer": {"vocalists": "singer"}}),
+        # Near a word of a column's name only ("seats" → capacity): not the table's name.
+        (["seats"], ["stadium"], {}),
+        # Only the tables asked about are read; a word the lexicon holds is no unfound word.
+        (["vocalists", "arenas"], ["stadium"], {"stadium": {"arenas": "stadium"}}),
+        (["singer"], ["singer"], {}),
+        # Far from every name: nothing.
+        (["zeppelin"], ["singer", "stadium", "concert"], {}),
+    ],
+)
+def test_words_read_as_a_table_s_name(
+    words: list[str], tables: list[str], read: dict[str, dict[str, str]]
+) -> None:
+    assert words_reading_as_names(words, tables, CONCERTS, ToyEmbedder(), 0.55) == read
+
+
+def test_the_bar_decides_what_reads_as_a_name() -> None:
+    # Toy vectors: a word of no axis shares only the common direction, 0.2 / √1.04 ≈ 0.196.
+    far = words_reading_as_names(["zeppelin"], ["singer"], CONCERTS, ToyEmbedder(), 0.19)
+    assert far == {"singer": {"zeppelin": "singer"}}
+    assert words_reading_as_names(["zeppelin"], ["singer"], CONCERTS, ToyEmbedder(), 0.2) == {}

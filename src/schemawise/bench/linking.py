@@ -26,6 +26,7 @@ from schemawise.bench.scratch import scratch_database
 from schemawise.bench.timing import percentiles
 from schemawise.db import Source, connect
 from schemawise.db.sqlite import SQLiteSource
+from schemawise.db.urls import parse_url
 from schemawise.enrich.apply import about_tables
 from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs, from_tables_json
@@ -193,13 +194,15 @@ def read_database(source: Source, descriptions: dict[str, str] | None = None) ->
 
 def _golden(
     golden: Path, default: str | None, limit: int | None, given: Metadata | None = None
-) -> tuple[dict[str, BenchDatabase], list[Case], list[str]]:
+) -> tuple[dict[str, BenchDatabase], list[Case], list[dict[str, str]]]:
     """A golden set in `eval`'s format (question, gold SQL, and optionally the database and the
     tables or columns the answer needs) on the databases its items name, else `default`: any
     database `index` reads, Postgres included (no SQL is run, only the schema and profiles),
-    read with the team's metadata (`given`: dbt, overlay) as `index` reads it."""
+    read with the team's metadata (`given`: dbt, overlay) as `index` reads it. Also the items
+    left out, each with why."""
     items = load_golden(golden)[:limit]
-    names: dict[str, str] = {}  # location as written → its db_id
+    names: dict[str, str] = {}  # a database, however written (`same_database`) → its db_id
+    located: dict[str, str] = {}  # the key → the location as first written, to connect to
     for item in items:
         location = item.database or default
         if location is None:
@@ -207,40 +210,57 @@ def _golden(
                 f"Item {item.id!r} names no database and none was given.",
                 "Add `database:` to the item or the file, or give one with --data (a path or URL).",
             )
-        if location not in names:
-            name = default_name(location)
-            taken = set(names.values())
-            names[location] = next(
+        key = same_database(location)
+        if key not in names:
+            name, taken = default_name(location), set(names.values())
+            names[key] = next(
                 n for n in (name, *(f"{name}_{i}" for i in range(2, 10_000))) if n not in taken
             )
+            located[key] = location
     databases: dict[str, BenchDatabase] = {}
-    for location, db_id in names.items():
-        with connect(location) as source:
+    for key, db_id in names.items():
+        with connect(located[key]) as source:
             graph, meta = read_enriched(source, given or Metadata(), budget_seconds=20)
         databases[db_id] = BenchDatabase(
             graph, describe_columns(graph, meta), about_tables(graph, meta), sample_values(meta),
             listed=graph.tables, meta=meta, dialect=source.dialect,
         )  # fmt: skip
     cases: list[Case] = []
-    skipped: list[str] = []
+    skipped: list[dict[str, str]] = []
     for item in items:
-        db_id = names[item.database or default or ""]
+        db_id = names[same_database(item.database or default or "")]
         database = databases[db_id]
         gold = gold_links(item.gold[0], database.graph, database.dialect)
-        tables = _stated_tables(item, database.graph) or (gold[0] if gold else set())
+        columns = _stated_columns(item, database.graph)
+        tables = _stated_tables(item, database.graph) or {t for t, _ in columns or ()}
+        if not tables and gold is not None:
+            tables, columns = gold[0], columns if columns is not None else gold[1]
         if not tables:
-            skipped.append(item.id)  # neither stated nor read from a gold query that resolves
+            skipped.append({"id": item.id, "reason": (
+                "its first gold query does not resolve against the database, and it states no "
+                "tables (`schemawise check DB --sql …` says why)"
+            )})  # fmt: skip
             continue
-        stated = [parse_column(c) for c in item.columns]
-        if stated and all(table for table, _ in stated):
-            columns: set[tuple[str, str]] | None = set(stated)
-        else:
-            columns = gold[1] if gold is not None and not item.tables else None
+        if columns is not None and (outside := sorted({t for t, _ in columns} - tables)):
+            raise GoldenSetError(
+                f"Item {item.id!r} states columns of tables it does not need: "
+                f"{', '.join(outside)}.",
+                "Add those tables to `tables:`, or take the columns out.",
+            )
         cases.append(
             Case(db_id, item.question, item.evidence, frozenset(tables),
                  frozenset(columns) if columns is not None else None, id=item.id)
         )  # fmt: skip
     return databases, cases, skipped
+
+
+def same_database(location: str) -> str:
+    """One key for a database however it is written: `chinook.sqlite`, `sqlite:///chinook.sqlite`
+    and the absolute path are one file."""
+    parsed = parse_url(location)
+    if parsed.kind in ("sqlite", "duckdb"):
+        return f"{parsed.kind}:{Path(parsed.target).resolve()}"
+    return f"{parsed.kind}:{parsed.target}"
 
 
 def _stated_tables(item: GoldenItem, graph: SchemaGraph) -> set[str]:
@@ -253,6 +273,22 @@ def _stated_tables(item: GoldenItem, graph: SchemaGraph) -> set[str]:
         raise GoldenSetError(
             f"Item {item.id!r} states tables its database does not have: {', '.join(unknown)}.",
             "Write them as `schemawise graph` names them (schema.table where there are schemas).",
+        )
+    return stated
+
+
+def _stated_columns(item: GoldenItem, graph: SchemaGraph) -> set[tuple[str, str]] | None:
+    """The `table.column` pairs an item states (lower case), each checked against the graph;
+    None when it states none. A bare column names no table a pack is measured on: ignored."""
+    stated = {(t, c) for t, c in map(parse_column, item.columns) if t}
+    if not stated:
+        return None
+    known = {(t.name.lower(), c.name.lower()) for t in graph.tables for c in t.columns}
+    unknown = sorted(f"{t}.{c}" for t, c in stated - known)
+    if unknown:
+        raise GoldenSetError(
+            f"Item {item.id!r} states columns its database does not have: {', '.join(unknown)}.",
+            "Write them as table.column, as `schemawise graph` names them.",
         )
     return stated
 
@@ -289,8 +325,8 @@ def _spider2(data: Path, limit: int | None) -> tuple[dict[str, BenchDatabase], l
 
 def missed_causes(pack: ContextPack, missed: set[str], right_db: bool) -> dict[str, str]:
     """Each gold table the pack lacks (lower case) → why: the empty pack, another database
-    chosen, the rerank's cause for a candidate it left out (retrieve/pack.py `LeftOut`), or
-    `unmatched` for a table no document of the search matched."""
+    chosen, the cause of a candidate left out (rank/structural.py `LeftOut`, in the pack's
+    `passed_over`), or `unmatched` for a table no document of the search matched."""
     if not pack.tables:
         return dict.fromkeys(missed, "empty")
     if not right_db:
@@ -421,6 +457,11 @@ def _run(
     settings.passed_over = 10_000
     embedder = get_embedder()
     say("reading databases")
+    if golden is not None and dataset != "golden":
+        raise SchemawiseError(
+            "A golden set is measured with --dataset golden.",
+            "Use --dataset golden --golden FILE, or leave --golden out for a shared benchmark.",
+        )
     if (dbt or overlay) and dataset != "golden":
         raise SchemawiseError(
             "A dbt project or an overlay is read with a golden set of your own.",
@@ -430,7 +471,7 @@ def _run(
         raise SchemawiseError(
             "Reworded questions are for Spider and BIRD.", "Use --dataset spider or bird."
         )
-    unread: list[str] = []  # a golden set's items whose gold tables could not be read
+    unread: list[dict[str, str]] = []  # a golden set's items left out, each with why
     if dataset == "golden":
         if golden is None:
             raise GoldenSetError(
@@ -448,6 +489,11 @@ def _run(
     else:
         wording = load_reworded(reworded) if reworded is not None else None
         databases, cases, skipped = _spider_or_bird(dataset, Path(data), limit, wording)
+    if not databases:
+        raise SchemawiseError(
+            "No question to ask: the set, its limit or its half leaves none.",
+            "Give --limit a positive number, or check the set's questions.",
+        )
     if describe is not None:
         for db_id, database in databases.items():
             described(f"{dataset}/{db_id}", database, describe, say)

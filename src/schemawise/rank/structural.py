@@ -203,11 +203,11 @@ def choose(
     return chosen
 
 
-# Why the rerank left a candidate table out (`_why_left_out`): under the
-# cut, the pack full, no word of its own and under the higher bar that asks, not among the
-# candidates weighed, dropped by the second opinion (ContextSettings.ranker), chosen but joined
-# to other tables and not to the first (retrieve/tables.py `connect`), or lifted over the cut
-# only by a table pinned in after the choice ended.
+# Why a candidate table is not in the pack (`_why_left_out` here; `ranker` and `unjoined` are
+# given by retrieve/tables.py): under the cut; matching no question word and under the higher
+# bar that asks; over both but the pack full; not among the candidates weighed; dropped by the
+# second opinion (ContextSettings.ranker); chosen but joined to other tables and not to the
+# first (`connect`); or lifted over the cut only by a table pinned in after the choice ended.
 LeftOut = Literal["cut", "full", "wordless", "unweighed", "ranker", "unjoined", "ended"]
 
 
@@ -226,8 +226,9 @@ class PassedOver:
 def _why_left_out(
     share: float, candidate: Candidate, chosen: int, settings: RankSettings, wordless: float
 ) -> tuple[LeftOut, str]:
-    if chosen >= settings.max_tables:
-        return "full", f"the pack already holds the most tables it may ({settings.max_tables})"
+    """The first bar the candidate fails, in the order the choice applies them: the cut, the
+    higher bar of a table matching no question word; only one that passes both was kept out by
+    the cap."""
     if share < settings.relative_cutoff:
         return "cut", (
             f"scored {share:.2f} of the first table's score, under the cut of "
@@ -235,8 +236,13 @@ def _why_left_out(
         )
     if not candidate.terms and share < wordless:
         return "wordless", (
-            f"accounts for no word of the question the chosen tables lack, and scored "
-            f"{share:.2f} of the first table's score, under the {wordless:.2f} such a table needs"
+            f"matches no word of the question, and scored {share:.2f} of the first table's "
+            f"score, under the {wordless:.2f} such a table needs"
+        )
+    if chosen >= settings.max_tables:
+        return "full", (
+            f"scored {share:.2f} of the first table's score, but the pack already holds the "
+            f"most tables it may ({settings.max_tables})"
         )
     # A table pinned in after the choice ended can lift a neighbour over the cut it failed.
     return "ended", f"scored {share:.2f} of the first table's score when the choice ended"

@@ -38,6 +38,7 @@ from schemawise.retrieve.lexicon import (
     nearest_schema_words,
     schema_readings,
     unknown_words,
+    words_reading_as_names,
 )
 from schemawise.retrieve.notes import Notes, definition_tables, metadata_notes, small_schema_note
 from schemawise.retrieve.pack import (
@@ -143,6 +144,12 @@ def build_context(
     # A definition the question asks about brings the tables it names (net revenue: refunds).
     brought = definition_tables(graph, meta, words.asked) if meta is not None else {}
     chosen = choose_tables(asked, found, source, graph, meta, words.asked, settings, brought)
+    # A table left out for accounting for no word of the question may be asked for in other
+    # words than its name's ("buddies" for `friend`): read the unfound words against the names
+    # of those tables, by the word reader, and choose again with what they account for.
+    if read_as := _read_as_names(conn, asked, read, graph, chosen.passed_over):
+        chosen = choose_tables(asked, found, source, graph, meta, words.asked, settings, brought,
+                               read_as)  # fmt: skip
     names = [t.name for t in chosen.tables]
     matched = {name: found.columns.get((source, name), []) for name in names}
     columns = choose_columns(
@@ -156,7 +163,7 @@ def build_context(
         definitions=notes.definitions, value_mappings=notes.value_mappings,
         examples=notes.examples, relevance=relevance,
         alternatives=[SourceScore(source=s, score=v) for s, v in read.ranking[1:ALTERNATIVES + 1]],
-        source_chosen_by=chosen_by, passed_over=chosen.passed_over,
+        source_chosen_by=chosen_by, passed_over=chosen.passed_over[: settings.passed_over],
     )  # fmt: skip
     pack = with_text(pack, graph)
     if settings.budget is not None:
@@ -188,6 +195,28 @@ def _relevance_of(
         relevance.nearest, relevance.nearest_tables = unfound.nearest, unfound.tables
         relevance.reader = unfound.reader
     return relevance
+
+
+def _read_as_names(
+    conn: psycopg.Connection[Any],
+    question: str,
+    read: IndexRead,
+    graph: SchemaGraph,
+    passed_over: list[TableChoice],
+) -> dict[str, dict[str, str]]:
+    """The unfound question words that read as a word of the name of a table passed over as
+    wordless, by the word reader at the relevance floor's bar for a table's word (its scale:
+    without the reader, nothing is read)."""
+    wordless = [t.name for t in passed_over if t.left_out == "wordless"]
+    if not wordless:
+        return {}
+    candidates = unknown_words(question)
+    lexemes = store.word_lexemes(conn, candidates)
+    unfound = [w for w in candidates if lexemes.get(w) and not lexemes[w] & read.words_found]
+    reader = word_reader() if unfound else None
+    if reader is None:
+        return {}
+    return words_reading_as_names(unfound, wordless, graph, reader, DEFAULT_FLOOR.table_reading)
 
 
 def lexicon_on(settings: ContextSettings, searched: int, embedder: str) -> bool:

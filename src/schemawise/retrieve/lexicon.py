@@ -244,3 +244,25 @@ def _near(nearest: dict[str, np.ndarray]) -> dict[str, float]:
         return {}
     floor = np.maximum(np.mean(list(nearest.values()), axis=0), 0.0)
     return {s: float(np.clip(v - floor, 0.0, None).sum()) for s, v in nearest.items()}
+
+
+def words_reading_as_names(
+    words: list[str], tables: list[str], graph: SchemaGraph, reader: Embedder, bar: float
+) -> dict[str, dict[str, str]]:
+    """Table → {question word: the word of its name it reads as}, for each of `words` at least
+    `bar` similar to a word of the table's own name ("buddies" → `friend`): a table the
+    question asks for in other words than its name's."""
+    lexicon = _lexicon(graph, reader, chance=False)
+    at = {word: i for i, word in enumerate(lexicon.words)}
+    unknown = [w for w in words if w not in at and singular(w) not in at]
+    if not unknown or not len(lexicon.vectors):
+        return {}
+    similarity = _unit(reader.embed(unknown)) @ lexicon.vectors.T
+    read: dict[str, dict[str, str]] = {}
+    for table in tables:
+        own = [w for w in _english(set(split_identifier(table.rsplit(".", 1)[-1]))) if w in at]
+        for i, word in enumerate(unknown):
+            best = max(own, key=lambda w: similarity[i, at[w]], default=None)
+            if best is not None and similarity[i, at[best]] >= bar:
+                read.setdefault(table, {})[word] = best
+    return read

@@ -29,7 +29,8 @@ from schemawise.retrieve.settings import ContextSettings
 class ChosenTables:
     tables: list[TableChoice]  # the chosen tables best first, then the bridges
     join_paths: list[dict[str, Any]]  # JoinPath documents
-    # The best candidates left out, each with why first (the pack's `passed_over`).
+    # Every candidate left out, best first, each with why first (the pack names the first
+    # `ContextSettings.passed_over` of them).
     passed_over: list[TableChoice] = field(default_factory=list)
 
 
@@ -42,9 +43,13 @@ def choose_tables(
     asked: set[str],
     settings: ContextSettings,
     brought: dict[str, str] | None = None,
+    read_as: dict[str, dict[str, str]] | None = None,
 ) -> ChosenTables:
     """`brought`: tables the pack must hold whatever retrieval found (a definition the
-    question asks about names them), each with its reason; they join the rerank's choice."""
+    question asks about names them), each with its reason; they join the rerank's choice.
+    `read_as`: table → the question's words that read as a word of its name (lexicon.py
+    `words_reading_as_names`), which the table then accounts for."""
+    read_as = read_as or {}
     brought = {t: r for t, r in (brought or {}).items() if graph.table(t) is not None}
     candidates = [
         Candidate(
@@ -61,6 +66,10 @@ def choose_tables(
     for candidate in candidates:
         if also := asked_by_other_name(graph, meta, candidate.table, asked):
             candidate.reasons.append(f"its other names match: {', '.join(also)}")
+        if readings := read_as.get(candidate.table):
+            candidate.terms = candidate.terms | set(readings)
+            said = ", ".join(f"{w} → {n}" for w, n in sorted(readings.items()))
+            candidate.reasons.append(f"the question's words read as its name: {said}")
     apply_metadata(candidates, meta)
     apply_schema_mentions(candidates, asked)
     ranking = RankSettings(
@@ -117,7 +126,7 @@ def choose_tables(
                     reasons=[p.why, *counted(p.candidate.reasons)], left_out=p.cause)
         for p in left_out
         if p.candidate.table not in tables
-    ][: settings.passed_over]  # fmt: skip
+    ]  # fmt: skip
     return ChosenTables(choices, paths, passed)
 
 
