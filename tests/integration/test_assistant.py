@@ -453,6 +453,11 @@ def test_the_model_ranker_narrows_the_wide_retrieval(
     assert reply.context["tables"] == ["shop.refunds"]
     assert reply.status == "answered"
     assert reply.usage["per_call"][0]["stage"] == "rank"
+    # The tables the ranker dropped are named with the reply, and why.
+    passed = {p["name"]: p for p in reply.context["passed_over"]}
+    assert passed and all(p["left_out"] == "ranker" for p in list(passed.values())[:1])
+    assert "shop.refunds" not in passed
+    assert all(p["reason"] for p in passed.values())
 
 
 def test_a_cheaper_model_ranks_and_its_calls_count_in_the_question(

@@ -311,7 +311,11 @@ class Assistant:
         context = {"tables": [t.name for t in pack.tables], "tokens": pack.tokens,
                    "text": pack.text, "join_paths": pack.join_paths,
                    "seconds": round(retrieved.seconds, 3),
-                   "source_chosen_by": pack.source_chosen_by}  # fmt: skip
+                   "source_chosen_by": pack.source_chosen_by,
+                   # What a reader checks first when a table is missing from the answer.
+                   "passed_over": [{"name": t.name, "left_out": t.left_out,
+                                    "reason": t.reasons[0] if t.reasons else ""}
+                                   for t in pack.passed_over]}  # fmt: skip
         schema_text = pack.text if options.prompt == "context" else whole_schema(graph)
         join_notes = [_join_note(p) for p in pack.join_paths] if options.prompt == "context" else []
         reply = Reply(question=question, intent="write_query", status="failed",
