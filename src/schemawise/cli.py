@@ -60,6 +60,16 @@ PgUrlArg = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+# `eval` and `bench linking` read the same golden sets, on the same databases.
+GoldenOpt = Annotated[Path | None, typer.Option("--golden", help="A golden set (YAML or JSONL).")]
+GoldenDataOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--data",
+        help="The dataset folder; for golden, the database of items that name none (a path or "
+        "URL; eval runs SQL on SQLite and DuckDB files only).",
+    ),
+]
 QueryLogOpt = Annotated[
     Path | None,
     typer.Option(
@@ -1172,17 +1182,8 @@ def bench_linking(
         Literal["spider", "bird", "spider2", "golden"],
         typer.Option("--dataset", help="A shared benchmark, or your own golden set (--golden)."),
     ],
-    data: Annotated[
-        str | None,
-        typer.Option(
-            "--data",
-            help="The dataset folder; for golden, the database of items that name none (a "
-            "path or URL: SQLite, DuckDB or Postgres).",
-        ),
-    ] = None,
-    golden: Annotated[
-        Path | None, typer.Option("--golden", help="A golden set (YAML or JSONL), as eval reads.")
-    ] = None,
+    data: GoldenDataOpt = None,
+    golden: GoldenOpt = None,
     dbt: Annotated[
         Path | None,
         typer.Option("--dbt", help="With --dataset golden: the dbt project, as index reads it."),
@@ -1649,17 +1650,8 @@ def eval_command(
         Literal["spider", "bird", "golden"],
         typer.Option("--dataset", help="A shared benchmark, or your own golden set (--golden)."),
     ],
-    data: Annotated[
-        str | None,
-        typer.Option(
-            "--data",
-            help="The dataset folder; for golden, the database of items that name none "
-            "(a path or a sqlite:/// or duckdb:/// URL).",
-        ),
-    ] = None,
-    golden: Annotated[
-        Path | None, typer.Option("--golden", help="A golden set (YAML or JSONL).")
-    ] = None,
+    data: GoldenDataOpt = None,
+    golden: GoldenOpt = None,
     union: Annotated[
         bool, typer.Option("--union", help="No database given: every shared one is indexed.")
     ] = False,
