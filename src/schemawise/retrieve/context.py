@@ -210,9 +210,7 @@ def _read_as_names(
     wordless = [t.name for t in passed_over if t.left_out == "wordless"]
     if not wordless:
         return {}
-    candidates = unknown_words(question)
-    lexemes = store.word_lexemes(conn, candidates)
-    unfound = [w for w in candidates if lexemes.get(w) and not lexemes[w] & read.words_found]
+    unfound = unfound_words(conn, question, read)
     reader = word_reader() if unfound else None
     if reader is None:
         return {}
@@ -248,9 +246,15 @@ def unfound_readings(
     word and its nearest word of a table's name (the relevance floor's word-by-word measure):
     by the word reader when one is installed (loaded only when there is a word to read), else
     by `embedder`."""
-    candidates = unknown_words(question)
-    lexemes = store.word_lexemes(conn, candidates)
-    unfound = [w for w in candidates if lexemes.get(w) and not lexemes[w] & read.words_found]
+    unfound = unfound_words(conn, question, read)
     if not unfound:
         return WordReadings()
     return nearest_schema_words(unfound, graph, word_reader() or embedder)
+
+
+def unfound_words(conn: psycopg.Connection[Any], question: str, read: IndexRead) -> list[str]:
+    """The question's content words (lexicon.py `unknown_words`) that no document of the
+    chosen database holds, as the index stores words."""
+    candidates = unknown_words(question)
+    lexemes = store.word_lexemes(conn, candidates)
+    return [w for w in candidates if lexemes.get(w) and not lexemes[w] & read.words_found]
