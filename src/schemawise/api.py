@@ -12,8 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
+from schemawise.index.connection import connect_index
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import (
     IndexReport,
@@ -67,7 +66,7 @@ def index(
 
 def sources(*, index_url: str | None = None) -> list[dict[str, Any]]:
     """The indexed sources with their versions and sizes."""
-    with psycopg.connect(index_url_or_embedded(index_url)) as conn:
+    with connect_index(index_url_or_embedded(index_url)) as conn:
         return list_sources(conn)
 
 
@@ -76,7 +75,7 @@ def remove_source(name: str, *, index_url: str | None = None) -> int:
     of documents it had. An unknown name raises SchemawiseError with the indexed names."""
     from schemawise.index.sources import remove_source as remove
 
-    with psycopg.connect(index_url_or_embedded(index_url)) as conn:
+    with connect_index(index_url_or_embedded(index_url)) as conn:
         return remove(conn, name)
 
 
@@ -111,7 +110,7 @@ def context(
         from schemawise.retrieve.relevance import DEFAULT_FLOOR
 
         settings = replace(settings, relevance_floor=DEFAULT_FLOOR if relevance_floor else None)
-    with psycopg.connect(index_url_or_embedded(index_url)) as conn:
+    with connect_index(index_url_or_embedded(index_url)) as conn:
         graphs = load_graphs(conn, sources)
         return build_context(
             conn, question, graphs, get_embedder(), evidence=evidence, sources=sources,

@@ -550,12 +550,11 @@ def sync(
       schemawise sync
       schemawise sync shop --json
     """
-    import psycopg
-
+    from schemawise.index.connection import connect_index
     from schemawise.index.sources import list_sources
 
     target = _index_url(index_url)
-    with psycopg.connect(target) as conn:
+    with connect_index(target) as conn:
         known = list_sources(conn)
     chosen = [s for s in known if source in (None, s["source"])]
     if not chosen:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import psycopg
@@ -164,3 +165,28 @@ def test_a_sql_file_that_is_not_utf8_is_an_error_with_a_hint(tmp_path: Path) -> 
     bad.write_bytes(b"select 1;\xff\xfe")
     result = CliRunner().invoke(app, ["check", "sqlite:///x.sqlite", "--file", str(bad)])
     assert result.exit_code == 2 and "not UTF-8" in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["context", "payments", "--json"],
+        ["sources", "--json"],
+        ["sync", "--json"],
+    ],
+)
+@pytest.mark.parametrize(
+    "index_url", ["postgresql://nobody:hunter2@127.0.0.1:1/none?connect_timeout=3", "notaurl"]
+)
+def test_an_index_that_cannot_be_opened_is_an_error_with_a_hint(
+    args: list[str], index_url: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from schemawise.cli import app
+
+    result = CliRunner().invoke(app, [*args, "--index-url", index_url])
+    assert result.exit_code == 2, result.output
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "ConnectionFailedError" and "--index-url" in error["hint"]
+    assert "hunter2" not in result.stdout

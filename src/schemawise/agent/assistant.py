@@ -178,15 +178,14 @@ class Assistant:
     def retrieve(self, question: str, options: AskOptions, llm: LLM | None = None,
                  follows: str = "") -> Retrieved:  # fmt: skip
         """The pack for the question (`follows`: a follow-up's earlier questions)."""
-        import psycopg
-
+        from schemawise.index.connection import connect_index
         from schemawise.index.embed import get_embedder
         from schemawise.index.sources import list_sources, load_graphs, load_metadata
         from schemawise.retrieve.context import build_context
 
         settings = self._settings(llm, options)
         started = time.perf_counter()
-        with psycopg.connect(self.index_url) as conn:
+        with connect_index(self.index_url) as conn:
             graphs = load_graphs(conn, options.sources)
             if settings.max_tables == WIDE_TABLES and llm is not None:
                 from schemawise.agent.rank import column_filter, table_ranker

@@ -36,6 +36,7 @@ from schemawise.index.cards import (
     example_documents,
     glossary_documents,
 )
+from schemawise.index.connection import connect_index
 from schemawise.index.embed import get_embedder
 
 SOURCES_SQL = """
@@ -139,7 +140,7 @@ def index_source(
     )
     docs += metadata_documents(name, graph, meta)
     embedder = get_embedder()
-    with psycopg.connect(index_url) as conn:
+    with connect_index(index_url) as conn:
         store.ensure_schema(conn, embedder.dim)
         conn.execute(SOURCES_SQL)
         remove_benchmark_leftovers(conn)
