@@ -114,7 +114,11 @@ def test_index_with_query_log_and_profiles_changes_the_pack(
     assert any("SELECT a.name" in e for e in pack.examples)  # a logged query as the example
 
 
-def test_sync_reuses_the_enrichment_it_was_indexed_with(embedded_url: str, tmp_path: Path) -> None:
+def test_sync_reuses_the_enrichment_it_was_indexed_with(
+    embedded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Indexed by relative paths, synced from another directory: the files are stored by
+    their absolute paths."""
     from typer.testing import CliRunner
 
     from schemawise.cli import app
@@ -125,13 +129,16 @@ def test_sync_reuses_the_enrichment_it_was_indexed_with(embedded_url: str, tmp_p
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"sql": "SELECT body FROM notes"}) + "\n")
     runner = CliRunner()
+    monkeypatch.chdir(tmp_path)
     first = runner.invoke(
-        app, ["index", f"sqlite:///{path}", "--name", "kept", "--query-log", str(log),
+        app, ["index", "sqlite:///kept.sqlite", "--name", "kept", "--query-log", "log.jsonl",
               "--index-url", embedded_url, "--json"],
     )  # fmt: skip
     assert first.exit_code == 0, first.output
     with sqlite3.connect(path) as conn:
         conn.execute("ALTER TABLE notes ADD COLUMN title TEXT")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
     synced = runner.invoke(app, ["sync", "kept", "--index-url", embedded_url, "--json"])
     assert synced.exit_code == 0, synced.output
     assert json.loads(synced.stdout)["synced"][0]["embedded"] >= 1

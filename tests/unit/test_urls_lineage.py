@@ -1,6 +1,6 @@
 import pytest
 
-from schemawise.db.urls import parse_url, redact
+from schemawise.db.urls import absolute_url, missing_file, parse_url, redact
 from schemawise.errors import InvalidURLError
 from schemawise.graph.lineage import tables_read
 
@@ -59,3 +59,18 @@ def test_redact_hides_password() -> None:
 )  # fmt: skip
 def test_tables_read(sql: str, dialect: str, tables: list[str]) -> None:
     assert sorted(tables_read(sql, dialect)) == sorted(tables)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "duckdb"])
+def test_a_file_is_stored_by_its_absolute_path(tmp_path, monkeypatch, kind: str) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / f"a.{kind}").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    assert absolute_url(f"{kind}:///a.{kind}") == f"{kind}:///{tmp_path / f'a.{kind}'}"
+    assert absolute_url(f"{kind}:///gone.{kind}") == f"{kind}:///gone.{kind}"  # as given
+    assert absolute_url("postgresql://u:p@h/db") == "postgresql://u:p@h/db"
+
+
+def test_a_missing_relative_file_is_reported_by_both_readings(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    assert missing_file("tmp/x.sqlite") == f"tmp/x.sqlite (from {tmp_path}), nor at /tmp/x.sqlite"
+    assert missing_file("/tmp/x.sqlite") == "/tmp/x.sqlite"

@@ -10,6 +10,7 @@ from typing import Any
 import duckdb
 
 from schemawise.db.base import Catalog, ForeignKey, QueryFailedError, Source
+from schemawise.db.urls import missing_file
 from schemawise.errors import ConnectionFailedError, NotADatabaseError
 from schemawise.graph.model import Column, Table
 
@@ -57,7 +58,10 @@ class DuckDBSource(Source):
         self.path = path
         self.display_url = f"duckdb:///{path}"
         if not Path(path).is_file():
-            raise ConnectionFailedError(f"No DuckDB file at {path}.", "Check the path.")
+            raise ConnectionFailedError(
+                f"No DuckDB file at {missing_file(path)}.",
+                "Check the path; duckdb:///relative/path and duckdb:////absolute/path both work.",
+            )
         try:
             self.conn = open_read_only(path)
         except duckdb.Error as exc:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from schemawise.db.base import Catalog, ForeignKey, QueryFailedError, Source
+from schemawise.db.urls import missing_file
 from schemawise.errors import ConnectionFailedError, NotADatabaseError
 from schemawise.graph.model import Column, Problem, Table
 
@@ -46,7 +47,7 @@ class SQLiteSource(Source):
         self.display_url = f"sqlite:///{path}"
         if not Path(path).is_file():
             raise ConnectionFailedError(
-                f"No SQLite file at {path}.",
+                f"No SQLite file at {missing_file(path)}.",
                 "Check the path; sqlite:///relative/path and sqlite:////absolute/path both work.",
             )
         try:

@@ -65,6 +65,27 @@ def parse_url(url: str) -> ParsedURL:
     raise InvalidURLError(f"Unsupported database URL: {url!r}.", f"Use one of: {EXAMPLES}.")
 
 
+def missing_file(path: str) -> str:
+    """Where a file that is not there was looked for: a relative path by its absolute reading
+    too, since `sqlite:///tmp/x.sqlite` may mean either."""
+    if Path(path).is_absolute():
+        return path
+    return f"{path} (from {Path.cwd()}), nor at /{path}"
+
+
+def absolute_url(url: str) -> str:
+    """The URL with a SQLite or DuckDB file named by its absolute path (`sqlite:////abs`), so
+    that what is stored with an index (`sync`, `check`) names the same file from any
+    directory; any other URL, or a file that is not there, as given."""
+    try:
+        parsed = parse_url(url)
+    except InvalidURLError:
+        return url
+    if parsed.kind not in ("sqlite", "duckdb") or not Path(parsed.target).exists():
+        return url
+    return f"{parsed.kind}:///{Path(parsed.target).resolve()}"
+
+
 def redact(url: str) -> str:
     """The URL without its password, for output and error messages."""
     if "://" not in url or "@" not in url:

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 
 from schemawise.db import Source, connect
-from schemawise.db.urls import redact
+from schemawise.db.urls import absolute_url, redact
 from schemawise.enrich.apply import (
     about_tables,
     add_relationships,
@@ -116,7 +116,7 @@ def index_source(
         # Files by absolute path: `sync`, and `check` on a stale index, read them from
         # wherever they are run.
         "dictionary": str(dictionary.resolve()) if dictionary else None,
-        "query_log": str(query_log) if query_log else None,
+        "query_log": str(query_log.resolve()) if query_log else None,
         "dbt": str(dbt.resolve()) if dbt else None,
         "overlay": str(overlay.resolve()) if overlay else None,
         "profile": profile,
@@ -158,7 +158,7 @@ def index_source(
             "options = EXCLUDED.options, indexed_at = now()",
             (
                 name,
-                redact(url),
+                redact(absolute_url(url)),
                 graph.version,
                 graph.to_json(indent=None),
                 len(docs),
