@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from schemawise.graph.naming import split_identifier, word_runs
-from schemawise.retrieve.words import content_words, question_words, text_words
+from schemawise.retrieve.words import content_words, question_words, read_question, text_words
 
 
 @pytest.mark.parametrize(
@@ -59,3 +59,26 @@ def test_word_runs_keep_marks_and_split_on_the_rest(text: str, runs: list[str]) 
 )
 def test_identifiers_split_in_any_script(name: str, words: tuple[str, ...]) -> None:
     assert split_identifier(name) == words
+
+
+@pytest.mark.parametrize(
+    ("question", "asked_without", "asked_with"),
+    [
+        ("CPU utilisation over the last hour", "last", "hour"),
+        ("hotel rooms for next weekend", "next", "weekend"),
+        ("hail storms in the past 10 years", "past", "year"),
+        ("orders of the previous 7 days", "previous", "day"),
+    ],
+)
+def test_a_relative_time_phrase_points_in_time_and_names_nothing(
+    question: str, asked_without: str, asked_with: str
+) -> None:
+    asked = read_question(question).asked
+    assert asked_without not in asked and asked_with in asked
+
+
+@pytest.mark.parametrize(
+    "question", ["the last name of each student", "the last album", "next of kin by customer"]
+)
+def test_the_same_words_elsewhere_still_count(question: str) -> None:
+    assert {"last", "next"} & read_question(question).asked

@@ -35,9 +35,25 @@ STOP = frozenset(
 # (`count` is a word of asking, above.)
 AGGREGATING = AGGREGATE_WORDS - {"count"}
 
+# A relative time phrase ("over the last hour", "next weekend", "in the past 10 years"): its
+# first word places the question in time and names nothing, so it must not match a column
+# (`last` is not `LastName`). Grammar: the words of pointing in time and the units of time,
+# both closed classes; the unit stays a word of the question.
+_RELATIVE_TIME = re.compile(
+    r"\b(?:last|next|past|previous|coming)\s+(?=(?:\d+\s+)?(?:second|minute|hour|morning|"
+    r"evening|night|day|week|weekend|fortnight|month|quarter|year|decade|season)s?\b)",
+    re.IGNORECASE,
+)
+
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]")
 _LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]")
+
+
+def without_relative_time(text: str) -> str:
+    """The text without the pointing word of its relative time phrases ("the last hour" →
+    "the hour")."""
+    return _RELATIVE_TIME.sub("", text)
 
 
 def question_words(text: str) -> set[str]:
@@ -140,7 +156,7 @@ def read_question(
     text = f"{question} {evidence}".strip()
     # Lexical matching also sees the words the question implies (`tallest` → height); the
     # embedding reads the question as written (adding them there measured slightly worse).
-    searched = with_split_identifiers(with_implied_words(text))
+    searched = with_split_identifiers(with_implied_words(without_relative_time(text)))
     return QuestionWords(
         text=text,
         searched=searched,
