@@ -209,3 +209,23 @@ def test_the_bridges_derived_again_are_extractions_not_dbts() -> None:
     )
     assert done.added == 1
     assert [e for e in graph.edges if e.via] == []
+
+
+def test_tables_and_columns_the_database_lacks_are_said_with_the_nearest_name() -> None:
+    from schemawise.enrich.apply import unknown_names
+    from schemawise.enrich.metadata import ColumnMeta, TableMeta
+
+    meta = Metadata(
+        tables={
+            "plane": TableMeta(description="a typo of planes"),
+            "main.flights": TableMeta(columns={"tailnumm": ColumnMeta(), "HALF": ColumnMeta()}),
+            "halves": TableMeta(columns={"label": ColumnMeta()}),  # bare name, known column
+        }
+    )
+    problems = unknown_names(_graph(), meta, "schemawise.yml")
+    assert [(p.table, p.message.split(",")[0]) for p in problems] == [
+        (None, "schemawise.yml describes table plane"),
+        ("main.flights", "schemawise.yml describes column main.flights.tailnumm"),
+    ]
+    assert problems[0].hint.startswith("Did you mean planes?")
+    assert problems[1].hint.startswith("Did you mean tailnum?")

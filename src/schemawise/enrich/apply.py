@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from schemawise.db.base import Source
@@ -186,6 +187,41 @@ def _problem(
     )
     graph.problems.append(problem)
     done.problems.append(problem)
+
+
+def unknown_names(graph: SchemaGraph, meta: Metadata, file: str) -> list[Problem]:
+    """The tables and columns `meta` (a team's file) describes that the graph lacks: nothing
+    of theirs is used, so each is said, with the nearest name the graph has."""
+    tables: dict[str, Table] = {}
+    for table in graph.tables:  # as Metadata.table_meta matches: the full name, else the bare
+        tables[table.name.lower()] = table
+    for table in graph.tables:
+        tables.setdefault(table.name.rsplit(".", 1)[-1].lower(), table)
+    problems = []
+    for name, described in meta.tables.items():
+        found = tables.get(name.lower())
+        if found is None:
+            problems.append(_unknown(file, f"table {name}", name.lower(), list(tables)))
+            continue
+        columns = {c.name.lower() for c in found.columns}
+        for column in described.columns:
+            if column.lower() not in columns:
+                problems.append(_unknown(file, f"column {found.name}.{column}", column.lower(),
+                                         sorted(columns), table=found.name))  # fmt: skip
+    return problems
+
+
+def _unknown(
+    file: str, what: str, name: str, known: list[str], table: str | None = None
+) -> Problem:
+    near = difflib.get_close_matches(name, known, n=1)
+    return Problem(
+        table=table,
+        stage="overlay",
+        message=f"{file} describes {what}, which the database does not have: left unused",
+        hint=(f"Did you mean {near[0]}? " if near else "")
+        + "Write the names `schemawise graph URL` shows.",
+    )
 
 
 def about_tables(graph: SchemaGraph, meta: Metadata) -> dict[str, str]:

@@ -18,6 +18,7 @@ from schemawise.enrich.apply import (
     add_relationships,
     apply_overlay_joins,
     overlay_checker,
+    unknown_names,
 )
 from schemawise.enrich.apply import descriptions as describe_columns
 from schemawise.enrich.dictionary import from_description_csvs
@@ -127,6 +128,8 @@ def index_source(
     say("extracting the schema graph")
     with connect(url) as source:
         graph, meta = read_enriched(source, given, query_log, profile, say)
+    if overlay:  # a typo there would otherwise pass silently (a dbt project names more)
+        graph.problems.extend(unknown_names(graph, from_overlay(overlay), overlay.name))
     name = name or default_name(url)
     if describe is not None:
         # After dbt and the overlay: only tables they leave undescribed are asked about.
