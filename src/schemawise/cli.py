@@ -639,6 +639,8 @@ def sources(
     if as_json:
         print(json.dumps({"sources": listed}, indent=2, default=str))
         return
+    if not listed:
+        err.print(plain("nothing indexed yet: `schemawise index URL` adds a database", "dim"))
     for entry in listed:
         out.print(
             f"[bold]{entry['source']}[/] {entry['tables']} tables, {entry['documents']} documents, "
@@ -657,7 +659,7 @@ def context(
         list[str] | None,
         typer.Option("--source", help="Restrict to this source (repeat for several)."),
     ] = None,
-    budget: Annotated[int | None, typer.Option("--budget", help="Tokens at most.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Tokens at most.")] = None,
     relevance_floor: Annotated[
         bool,
         typer.Option(
@@ -705,6 +707,11 @@ def context(
     out.print(assemble((str(pack.source), "bold"), f" ({pack.tokens} tokens)"))
     for table in pack.tables:
         out.print(plain(f"  {table.name} {table.score:.4f}: {'; '.join(table.reasons)}"))
+    # soft_wrap: the prompt text goes out as it is (a wrapped `-- warning` line is no comment)
+    out.print(plain(pack.text), soft_wrap=True)
+    # The notes go to stderr (stdout is the pack, for a pipe), after the pack and once it is
+    # out, so that the two streams read in order when merged (`2>&1 | less`).
+    sys.stdout.flush()
     if pack.truncated or pack.over_budget:
         gone = ", ".join(f"{d.kind} {d.name}" for d in pack.dropped)
         said = (
@@ -720,8 +727,6 @@ def context(
         # The nearest misses, so that a missing table is told from one nothing matched.
         passed = "; ".join(f"{t.name} ({t.reasons[0]})" for t in pack.passed_over[:3])
         err.print(plain(f"passed over: {passed}", "dim"))
-    # soft_wrap: the prompt text goes out as it is (a wrapped `-- warning` line is no comment)
-    out.print(plain(pack.text), soft_wrap=True)
 
 
 @db_app.command("start")

@@ -190,3 +190,13 @@ def test_an_index_that_cannot_be_opened_is_an_error_with_a_hint(
     error = json.loads(result.stdout)["error"]
     assert error["type"] == "ConnectionFailedError" and "--index-url" in error["hint"]
     assert "hunter2" not in result.stdout
+
+
+@pytest.mark.parametrize("budget", ["0", "-5"])
+def test_a_budget_of_no_tokens_is_refused(budget: str) -> None:
+    from typer.testing import CliRunner
+
+    from schemawise.cli import app
+
+    result = CliRunner().invoke(app, ["context", "payments", "--budget", budget])
+    assert result.exit_code == 2 and "--budget" in result.output

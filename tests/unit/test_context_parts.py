@@ -793,3 +793,25 @@ def test_close_calls_are_the_runners_up_near_the_chosen(
     named = [SourceScore(source=s, score=v) for s, v in zip("bcd", scores, strict=False)]
     found = close_calls(named, RetrievalSettings(close_call=0.9))
     assert [a.source for a in found] == close
+
+
+@pytest.mark.parametrize(
+    ("share", "terms", "cause", "says"),
+    [
+        (0.349, {"x"}, "cut", "scored 0.34 of the first table's score, under the cut of 0.35"),
+        (0.3, set(), "cut", "scored 0.30 "),
+        (0.5, set(), "wordless", "scored 0.49 of the first table's score, under the 0.50"),
+        (0.9, {"x"}, "full", "the choice already held as many tables as a pack may (6)"),
+    ],
+)
+def test_why_a_table_was_left_out_never_contradicts_itself(
+    share: float, terms: set[str], cause: str, says: str
+) -> None:
+    from schemawise.rank.structural import Candidate, RankSettings, _why_left_out
+
+    settings = RankSettings()
+    found, why = _why_left_out(
+        share - 0.0001 if cause == "wordless" else share, Candidate("t", 1.0, terms), 6,
+        settings, wordless=0.5,
+    )  # fmt: skip
+    assert found == cause and says in why

@@ -62,3 +62,15 @@ def test_a_definition_the_question_asks_about_brings_its_tables(
     found = definition_tables(GRAPH, META, question_words(question))
     assert set(found) == brought
     assert all(reason.startswith("named by the definition of ") for reason in found.values())
+
+
+def test_a_jargon_entry_that_brings_its_tables_is_shown_too() -> None:
+    from schemawise.retrieve.notes import metadata_notes
+
+    meta = Metadata(jargon={"NRR": "net revenue retention, from shop.refunds per customer cohort"})
+    asked = question_words("revenue retention per customer cohort")  # not the term itself
+    assert definition_tables(GRAPH, meta, asked) == {
+        "shop.refunds": "named by the definition of NRR"
+    }
+    shown = metadata_notes(["shop.refunds"], [], meta, asked).definitions
+    assert shown == ["NRR: net revenue retention, from shop.refunds per customer cohort"]

@@ -40,6 +40,7 @@ The numbers are fields of `RETRIEVAL` (retrieve/settings.py), each with what mea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -223,6 +224,11 @@ class PassedOver:
     why: str
 
 
+def _under(share: float) -> str:
+    """A share under a bar, rounded down: 0.349 under 0.35 reads 0.34, not 0.35."""
+    return f"{math.floor(share * 100) / 100:.2f}"
+
+
 def _why_left_out(
     share: float, candidate: Candidate, chosen: int, settings: RankSettings, wordless: float
 ) -> tuple[LeftOut, str]:
@@ -231,18 +237,18 @@ def _why_left_out(
     the cap."""
     if share < settings.relative_cutoff:
         return "cut", (
-            f"scored {share:.2f} of the first table's score, under the cut of "
+            f"scored {_under(share)} of the first table's score, under the cut of "
             f"{settings.relative_cutoff:.2f}"
         )
     if not candidate.terms and share < wordless:
         return "wordless", (
-            f"matches no word of the question, and scored {share:.2f} of the first table's "
-            f"score, under the {wordless:.2f} such a table needs"
+            f"matches no word of the question, and scored {_under(share)} of the first "
+            f"table's score, under the {wordless:.2f} such a table needs"
         )
     if chosen >= settings.max_tables:
         return "full", (
-            f"scored {share:.2f} of the first table's score, but the pack already holds the "
-            f"most tables it may ({settings.max_tables})"
+            f"scored {share:.2f} of the first table's score, but the choice already held as "
+            f"many tables as a pack may ({settings.max_tables})"
         )
     # A table pinned in after the choice ended can lift a neighbour over the cut it failed.
     return "ended", f"scored {share:.2f} of the first table's score when the choice ended"

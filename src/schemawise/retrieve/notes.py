@@ -40,7 +40,8 @@ def metadata_notes(
         if named or about_chosen or len(words & asked) >= 2:
             notes.definitions.append(f"{definition.name}: {definition.text}")
     for term, meaning in meta.jargon.items():
-        if question_words(term) & asked:
+        # As definition_tables reads them too: an entry that brings its tables is shown.
+        if question_words(term) & asked or _asked_about(term, meaning, asked):
             notes.definitions.append(f"{term}: {meaning}")
     ranked = sorted(meta.examples, key=lambda e: -len(question_words(e.question) & asked))
     for example in ranked[:2]:

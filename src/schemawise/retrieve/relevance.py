@@ -115,11 +115,17 @@ def below_floor(relevance: Relevance, floor: RelevanceFloor | None) -> str | Non
         return None
     if _reads_as_schema(relevance, floor):
         return None
+    # `words` counts adjacent words run together too (they are searched), so the reason
+    # says how many were found, not "of how many": a question of 4 words searches 7.
+    in_data = (
+        f"{relevance.words_found} of the words searched for appear in the data"
+        if relevance.words_found
+        else "none of its words appears in the data"
+    )
     reason = (
         f"nothing in the index is about this question: none of its words names a table or "
-        f"column or reads as one, {relevance.words_found} of its {relevance.words} words "
-        f"appear in the data, and its closest document is {relevance.similarity:.2f} similar "
-        f"in meaning"
+        f"column or reads as one, {in_data}, and its closest document is "
+        f"{relevance.similarity:.2f} similar in meaning"
     )
     return reason + _nearest_hint(relevance, floor)
 
