@@ -800,6 +800,7 @@ def test_close_calls_are_the_runners_up_near_the_chosen(
     [
         (0.349, {"x"}, "cut", "scored 0.34 of the first table's score, under the cut of 0.35"),
         (0.3, set(), "cut", "scored 0.30 "),
+        (0.29, {"x"}, "cut", "scored 0.29 "),  # not 0.28: 0.29 * 100 < 29 in binary
         (0.5, set(), "wordless", "scored 0.49 of the first table's score, under the 0.50"),
         (0.9, {"x"}, "full", "the choice already held as many tables as a pack may (6)"),
     ],

@@ -229,3 +229,28 @@ def test_tables_and_columns_the_database_lacks_are_said_with_the_nearest_name() 
     ]
     assert problems[0].hint.startswith("Did you mean planes?")
     assert problems[1].hint.startswith("Did you mean tailnum?")
+
+
+def test_a_column_of_any_table_the_entry_describes_is_known() -> None:
+    from schemawise.enrich.apply import unknown_names
+    from schemawise.enrich.metadata import ColumnMeta, TableMeta
+
+    graph = SchemaGraph(
+        tables=[
+            Table(name="sales.orders", columns=[Column(name="id", type="int")]),
+            Table(name="archive.orders", columns=[Column(name="archived_at", type="date")]),
+            *(Table(name=f"events_2024010{d}", columns=[Column(name="status", type="text")])
+              for d in range(1, 4)),
+        ]
+    )  # fmt: skip
+    meta = Metadata(
+        tables={
+            "orders": TableMeta(columns={"archived_at": ColumnMeta()}),  # two tables: one has it
+            "events_*": TableMeta(columns={"status": ColumnMeta()}),  # a sharded family
+            "events_2023*": TableMeta(),  # a pattern no table fits
+        }
+    )
+    problems = unknown_names(graph, meta, "schemawise.yml")
+    assert [p.message.split(",")[0] for p in problems] == [
+        "schemawise.yml describes table events_2023*"
+    ]

@@ -68,6 +68,9 @@ def test_identifiers_split_in_any_script(name: str, words: tuple[str, ...]) -> N
         ("hotel rooms for next weekend", "next", "weekend"),
         ("hail storms in the past 10 years", "past", "year"),
         ("orders of the previous 7 days", "previous", "day"),
+        ("sales in the last two weeks", "last", "week"),
+        ("orders over the last few days", "last", "day"),
+        ("blood pressure exceeded 140 last week", "last", "week"),
     ],
 )
 def test_a_relative_time_phrase_points_in_time_and_names_nothing(
@@ -78,7 +81,16 @@ def test_a_relative_time_phrase_points_in_time_and_names_nothing(
 
 
 @pytest.mark.parametrize(
-    "question", ["the last name of each student", "the last album", "next of kin by customer"]
+    "question",
+    [
+        "the last name of each student",
+        "the last album",
+        "next of kin by customer",
+        # "last" as the final one, not as pointing in time
+        "the last year each player played",
+        "players whose last season was 2010",
+        "first and last hour of each shift",
+    ],
 )
 def test_the_same_words_elsewhere_still_count(question: str) -> None:
     assert {"last", "next"} & read_question(question).asked

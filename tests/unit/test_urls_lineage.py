@@ -74,3 +74,27 @@ def test_a_missing_relative_file_is_reported_by_both_readings(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     assert missing_file("tmp/x.sqlite") == f"tmp/x.sqlite (from {tmp_path}), nor at /tmp/x.sqlite"
     assert missing_file("/tmp/x.sqlite") == "/tmp/x.sqlite"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "host=127.0.0.1 port=1 user=u password=hunter2 connect_timeout=2",
+        "postgresql://u@127.0.0.1:1/db?password=hunter2&connect_timeout=2",
+        "host=h password='hunter2' user=x",
+    ],
+)
+def test_a_password_given_as_a_parameter_is_hidden_too(url: str) -> None:
+    assert "hunter2" not in redact(url) and "password=***" in redact(url)
+
+
+def test_a_link_is_stored_as_the_link(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "real.sqlite").write_bytes(b"")
+    (tmp_path / "current.sqlite").symlink_to(tmp_path / "real.sqlite")
+    monkeypatch.chdir(tmp_path)
+    assert absolute_url("sqlite:///current.sqlite") == f"sqlite:///{tmp_path / 'current.sqlite'}"
+
+
+@pytest.mark.parametrize("path", ["nothere.sqlite", "../gone.sqlite"])
+def test_a_bare_or_climbing_path_is_not_read_as_absolute(path: str) -> None:
+    assert "nor at" not in missing_file(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +71,12 @@ def missing_file(path: str) -> str:
     too, since `sqlite:///tmp/x.sqlite` may mean either."""
     if Path(path).is_absolute():
         return path
-    return f"{path} (from {Path.cwd()}), nor at /{path}"
+    here = f"{path} (from {Path.cwd()})"
+    # Only a path with a directory part may have been meant as absolute (`tmp/x.sqlite`), not
+    # a bare file name or one that climbs (`../x.sqlite`).
+    if "/" not in path or path.startswith("."):
+        return here
+    return f"{here}, nor at /{path}"
 
 
 def absolute_url(url: str) -> str:
@@ -83,11 +89,19 @@ def absolute_url(url: str) -> str:
         return url
     if parsed.kind not in ("sqlite", "duckdb") or not Path(parsed.target).exists():
         return url
-    return f"{parsed.kind}:///{Path(parsed.target).resolve()}"
+    # abspath, not resolve: a link stays the link (a `current.sqlite` pointed at each new
+    # file is synced from whatever it points at then).
+    return f"{parsed.kind}:///{os.path.abspath(parsed.target)}"
+
+
+# A password given as a parameter: `?password=…` in a URL, `password=…` in a key/value string.
+_PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('[^']*'|[^&\s]*)", re.IGNORECASE)
 
 
 def redact(url: str) -> str:
-    """The URL without its password, for output and error messages."""
+    """The URL (or key/value connection string) without its password, for output and error
+    messages."""
+    url = _PASSWORD_PARAMETER.sub(r"\1***", url)
     if "://" not in url or "@" not in url:
         return url
     scheme, rest = url.split("://", 1)

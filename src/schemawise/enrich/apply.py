@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import fnmatch
 from dataclasses import dataclass, field
 
 from schemawise.db.base import Source
@@ -192,23 +193,37 @@ def _problem(
 def unknown_names(graph: SchemaGraph, meta: Metadata, file: str) -> list[Problem]:
     """The tables and columns `meta` (a team's file) describes that the graph lacks: nothing
     of theirs is used, so each is said, with the nearest name the graph has."""
-    tables: dict[str, Table] = {}
-    for table in graph.tables:  # as Metadata.table_meta matches: the full name, else the bare
-        tables[table.name.lower()] = table
-    for table in graph.tables:
-        tables.setdefault(table.name.rsplit(".", 1)[-1].lower(), table)
+    names = sorted({n for t in graph.tables for n in (t.name.lower(), _bare(t.name))})
     problems = []
     for name, described in meta.tables.items():
-        found = tables.get(name.lower())
-        if found is None:
-            problems.append(_unknown(file, f"table {name}", name.lower(), list(tables)))
+        found = _described(graph, name)
+        if not found:
+            problems.append(_unknown(file, f"table {name}", name.lower(), names))
             continue
-        columns = {c.name.lower() for c in found.columns}
+        # Any table the entry describes may hold the column (a bare name two schemas share).
+        columns = {c.name.lower() for t in found for c in t.columns}
         for column in described.columns:
             if column.lower() not in columns:
-                problems.append(_unknown(file, f"column {found.name}.{column}", column.lower(),
-                                         sorted(columns), table=found.name))  # fmt: skip
+                problems.append(_unknown(file, f"column {name}.{column}", column.lower(),
+                                         sorted(columns), table=found[0].name))  # fmt: skip
     return problems
+
+
+def _bare(name: str) -> str:
+    return name.rsplit(".", 1)[-1].lower()
+
+
+def _described(graph: SchemaGraph, key: str) -> list[Table]:
+    """The tables a metadata entry is about, as Metadata.table_meta matches them (the full
+    name, else the bare name), or the shards its pattern names (`events_*`, the name a pack
+    gives a sharded family)."""
+    key = key.lower()
+    return [
+        t
+        for t in graph.tables
+        if key in (t.name.lower(), _bare(t.name))
+        or ("*" in key and fnmatch.fnmatchcase(_bare(t.name), _bare(key)))
+    ]
 
 
 def _unknown(

@@ -226,7 +226,8 @@ class PassedOver:
 
 def _under(share: float) -> str:
     """A share under a bar, rounded down: 0.349 under 0.35 reads 0.34, not 0.35."""
-    return f"{math.floor(share * 100) / 100:.2f}"
+    # The epsilon: 0.29 * 100 is 28.999999999999996 in binary floating point.
+    return f"{math.floor(share * 100 + 1e-9) / 100:.2f}"
 
 
 def _why_left_out(

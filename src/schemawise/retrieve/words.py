@@ -35,13 +35,28 @@ STOP = frozenset(
 # (`count` is a word of asking, above.)
 AGGREGATING = AGGREGATE_WORDS - {"count"}
 
-# A relative time phrase ("over the last hour", "next weekend", "in the past 10 years"): its
-# first word places the question in time and names nothing, so it must not match a column
-# (`last` is not `LastName`). Grammar: the words of pointing in time and the units of time,
-# both closed classes; the unit stays a word of the question.
-_RELATIVE_TIME = re.compile(
-    r"\b(?:last|next|past|previous|coming)\s+(?=(?:\d+\s+)?(?:second|minute|hour|morning|"
-    r"evening|night|day|week|weekend|fortnight|month|quarter|year|decade|season)s?\b)",
+# A relative time phrase ("over the last hour", "last week", "in the past 10 years", "the
+# last two weeks"): its pointing word places the question in time and names nothing, so it
+# must not match a column (`last` is not `LastName`). Grammar: the words of pointing in time,
+# of counting and the units of time, all closed classes; the unit stays a word of the
+# question. After "the" only behind a preposition ("the last year each player played", "whose
+# last season", "first and last hour" mean the final one and keep it).
+_UNIT = (
+    r"(?=(?:(?:\d+|a|few|several|couple|of|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve)\s+)*(?:second|minute|hour|morning|evening|night|day|week|weekend|"
+    r"fortnight|month|quarter|year|decade|season)s?\b)"
+)
+_POINTING = r"(?:last|next|past|previous|coming)\s+"
+# "over the last hour": the preposition and "the" stay, the pointing word goes.
+_AFTER_PREPOSITION = re.compile(
+    r"(\b(?:in|over|during|for|within|from|since|of|at|throughout)\s+the\s+)" + _POINTING + _UNIT,
+    re.IGNORECASE,
+)
+# "last week", "next month": with no determiner or possessive before it.
+_ON_ITS_OWN = re.compile(
+    r"(?<![\w'’])(?<!\bthe\s)(?<!\ba\s)(?<!\bwhose\s)(?<!\btheir\s)(?<!\bhis\s)"
+    r"(?<!\bher\s)(?<!\bits\s)(?<!\bour\s)(?<!\bmy\s)(?<!\byour\s)(?<!\band\s)"
+    r"(?<!\bor\s)(?<!\beach\s)(?<!\bevery\s)" + _POINTING + _UNIT,
     re.IGNORECASE,
 )
 
@@ -53,7 +68,7 @@ _LETTER_DIGIT = re.compile(r"[A-Za-z][0-9]")
 def without_relative_time(text: str) -> str:
     """The text without the pointing word of its relative time phrases ("the last hour" →
     "the hour")."""
-    return _RELATIVE_TIME.sub("", text)
+    return _ON_ITS_OWN.sub("", _AFTER_PREPOSITION.sub(r"\1", text))
 
 
 def question_words(text: str) -> set[str]:
