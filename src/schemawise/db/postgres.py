@@ -78,6 +78,15 @@ WHERE i.indisunique AND NOT i.indisprimary AND i.indpred IS NULL
 """
 
 
+def connect_explained(url: str, failed: str, hint: str, **options: Any) -> psycopg.Connection[Any]:
+    """A connection, or ConnectionFailedError saying `failed` the URL (password hidden), why,
+    and the hint: a server that is not there, or a URL that is not one, is the user's to fix."""
+    try:
+        return psycopg.connect(url, **options)
+    except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # also a malformed URL
+        raise ConnectionFailedError(f"{failed} {redact(url)}: {str(exc).strip()}", hint) from exc
+
+
 class PostgresSource(Source):
     dialect = "postgres"
     enforces_foreign_keys = True
@@ -87,14 +96,12 @@ class PostgresSource(Source):
         self.url = url
         self.display_url = redact(url)
         self.schemas = schemas
-        try:
-            self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # also a malformed URL
-            raise ConnectionFailedError(
-                f"Could not connect to {self.display_url}: {str(exc).strip()}",
-                "Check that the server is running, the host and port are right, and the "
-                "user may log in; for schemawise's own database run `schemawise db start`.",
-            ) from exc
+        self.conn = connect_explained(
+            url, "Could not connect to",
+            "Check that the server is running, the host and port are right, and the user may "
+            "log in; for schemawise's own database run `schemawise db start`.",
+            autocommit=True, connect_timeout=10,
+        )  # fmt: skip
 
     def _check_schemas(self) -> None:
         """A --schema that does not exist is a typo to report, not an empty graph."""

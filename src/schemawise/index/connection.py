@@ -7,17 +7,14 @@ from typing import Any
 
 import psycopg
 
-from schemawise.db.urls import redact
-from schemawise.errors import ConnectionFailedError
+from schemawise.db.postgres import connect_explained
 
 
 def connect_index(url: str, **options: Any) -> psycopg.Connection[Any]:
     """A connection to the index at `url` (a Postgres URL), or ConnectionFailedError."""
-    try:
-        return psycopg.connect(url, **options)
-    except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # also a malformed URL
-        raise ConnectionFailedError(
-            f"Could not open the index at {redact(url)}: {str(exc).strip()}",
-            "Check --index-url: a postgresql:// URL of a running server (with pgvector) the "
-            "user may log in to. Without it schemawise starts its own embedded Postgres.",
-        ) from exc
+    return connect_explained(
+        url, "Could not open the index at",
+        "Check --index-url: a postgresql:// URL of a running server (with pgvector) the user may "
+        "log in to. Without it schemawise starts its own embedded Postgres.",
+        **options,
+    )  # fmt: skip
