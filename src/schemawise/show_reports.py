@@ -7,6 +7,7 @@ facts as sentences and tables. Anything that came from a database is printed as 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -94,17 +95,19 @@ def print_index_report(console: Console, report: Mapping[str, Any], verb: str = 
             f"in {report['seconds']:.1f} s",
         )
     )
-    hints: list[str] = []
-    for problem in report.get("problems") or []:
+    problems = report.get("problems") or []
+    shared = Counter(p["hint"] for p in problems if p.get("hint"))
+    for problem in problems:
         where = f"{problem['table']}: " if problem.get("table") else ""
         stage = plain(f"{problem['stage']}: ", "bold")
         console.print(
             Text.assemble(("  warning ", "bold yellow"), stage, plain(where + problem["message"]))
         )
-        if problem.get("hint") and problem["hint"] not in hints:
-            hints.append(problem["hint"])
-    for hint in hints:  # once each: ten typos share one hint
-        console.print(Text.assemble("  hint: ", plain(hint)))
+        if problem.get("hint") and shared[problem["hint"]] == 1:  # its own: beneath it
+            console.print(Text.assemble("    hint: ", plain(problem["hint"])))
+    for hint, count in shared.items():  # once each: ten typos share one hint
+        if count > 1:
+            console.print(Text.assemble("  hint: ", plain(hint)))
 
 
 def print_rows_enabled(console: Console, report: Mapping[str, Any]) -> None:

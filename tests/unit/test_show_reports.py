@@ -72,3 +72,21 @@ def test_an_index_report_prints_each_problem_with_its_hint() -> None:
     assert lines[1] == lines[2] == f"  warning overlay: {problem['message']}"
     assert lines[3] == "  warning data_check: lines: timeout: …"  # the table it is about
     assert lines[4:] == ["  hint: Write each side as table.column."]  # each hint once
+
+
+def test_a_hint_of_its_own_is_printed_beneath_its_warning() -> None:
+    console = Console(width=200, record=True, color_system=None)
+    problems = [
+        {"stage": "overlay", "table": None, "message": f"table {name} unknown",
+         "hint": f"Did you mean {name}s?"}
+        for name in ("plan", "payment")
+    ]  # fmt: skip
+    print_index_report(console, {"source": "shop", "version": "b", "previous_version": None,
+                                 "tables": 2, "documents": 9, "embedded": 9, "removed": 0,
+                                 "seconds": 1.0, "problems": problems})  # fmt: skip
+    assert console.export_text().splitlines()[1:] == [
+        "  warning overlay: table plan unknown",
+        "    hint: Did you mean plans?",
+        "  warning overlay: table payment unknown",
+        "    hint: Did you mean payments?",
+    ]
