@@ -162,7 +162,7 @@ def _table(graph: SchemaGraph, name: str) -> Table | str:
     if found is not None:
         return found
     lowered = name.lower()
-    same = [t.name for t in graph.tables if t.name.rsplit(".", 1)[-1].lower() == lowered]
+    same = [t.name for t in graph.tables if _bare(t.name) == lowered]
     if len(same) > 1:
         return f"{name} names {len(same)} tables ({', '.join(sorted(same)[:3])}): write the schema"
     return f"no table {name} in the graph"
