@@ -144,6 +144,33 @@ def test_a_table_asked_for_in_other_words_than_its_name_joins_the_pack(
     assert likes is not None and likes.left_out == "wordless"
 
 
+def test_the_database_whose_tables_read_nearest_the_question_is_chosen(
+    embedded_url: str, bench_dir: Path
+) -> None:
+    # Neither database names "lecturers" or "classes"; the search's votes are nearly even and
+    # went to car_1 (course_teach at 0.997 of its vote) before the question was read against
+    # each database's table cards by the word reader (retrieve/card_reading.py).
+    from schemawise.index.embed import word_reader
+    from schemawise.retrieve.card_reading import card_nearness
+    from schemawise.runner import load_graph
+
+    spider = bench_dir / "spider" / "database"
+    for name in ("course_teach", "car_1"):
+        api.index(f"sqlite:///{spider / name / name}.sqlite", name, index_url=embedded_url)
+    question = "What are the names of the lecturers and how many classes does each one give?"
+    pack = api.context(question, sources=["course_teach", "car_1"], index_url=embedded_url)
+    assert pack.source == "course_teach", [a.model_dump() for a in pack.alternatives]
+    assert {"teacher", "course_arrange"} <= {t.name for t in pack.tables}
+    reader = word_reader()
+    assert reader is not None, "the word reader is installed by make"
+    graphs = {
+        name: load_graph(f"sqlite:///{spider / name / name}.sqlite", data_checks=False)
+        for name in ("course_teach", "car_1")
+    }
+    near = card_nearness(question, graphs, reader)
+    assert near["course_teach"] > near["car_1"], near
+
+
 def test_the_floor_is_on_by_default_and_can_be_turned_off(
     chinook_source: str, embedded_url: str
 ) -> None:

@@ -758,7 +758,32 @@ def test_a_schema_whose_lexicon_is_nearer_the_unknown_words_wins_a_close_vote() 
     assert choose_source(by_source, scores, None, None, None, near) == "concerts"
     # Off (weight 0, as without `lexicon`), the nearness changes nothing.
     off = replace(RETRIEVAL, lexicon_vote=0.0)
-    assert rank_sources(by_source, scores, None, None, None, near, off)[0][0] == "music"
+    assert rank_sources(by_source, scores, None, None, None, near, tuning=off)[0][0] == "music"
+
+
+def test_a_database_whose_table_card_reads_nearer_the_question_wins_a_close_vote() -> None:
+    from dataclasses import replace
+
+    from schemawise.retrieve.settings import RETRIEVAL
+
+    # "How many crushes are recorded for each pupil id?": nothing of either database is
+    # named, the search's votes are nearly even, and the word reader puts the question nearer
+    # network's `likes: student id, liked id` than any card of orchestra's.
+    by_source = {"orchestra": [0.0605], "network": [0.06]}
+    scores = {("orchestra", "performance"): 0.2, ("network", "likes"): 0.2}
+    cards = {"orchestra": 0.21, "network": 0.38}
+    assert choose_source(by_source, scores) == "orchestra"
+    assert choose_source(by_source, scores, None, None, None, None, cards) == "network"
+    off = replace(RETRIEVAL, card_vote=0.0)
+    assert rank_sources(by_source, scores, cards=cards, tuning=off)[0][0] == "orchestra"
+
+
+def test_a_card_read_as_unrelated_does_not_lower_a_vote() -> None:
+    by_source = {"a": [0.06], "b": [0.0605]}
+    scores = {("a", "x"): 0.2, ("b", "y"): 0.2}
+    # Every cosine at or under 0: no card reads near, so the vote is the search's alone.
+    cards = {"a": 0.0, "b": -0.3}
+    assert rank_sources(by_source, scores, cards=cards) == rank_sources(by_source, scores)
 
 
 def test_a_cap_on_shared_documents_keeps_a_hub_from_outweighing_a_matched_card() -> None:

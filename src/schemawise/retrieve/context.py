@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Literal
 
@@ -30,6 +31,7 @@ from schemawise.graph.model import SchemaGraph
 from schemawise.index import store
 from schemawise.index.embed import Embedder, word_reader
 from schemawise.retrieve.budget import fit_budget
+from schemawise.retrieve.card_reading import card_nearness
 from schemawise.retrieve.column_choice import choose_columns
 from schemawise.retrieve.evidence import table_evidence
 from schemawise.retrieve.lexicon import (
@@ -93,6 +95,7 @@ def build_context(
     # Retrieval sees one entry per sharded family, as the index does.
     graphs = {name: collapsed(graph) for name, graph in graphs.items()}
     readings = Readings()
+    cards: Callable[[list[str]], dict[str, float]] | None = None
     searched = {s: graphs[s] for s in (sources or graphs) if s in graphs}
     if lexicon_on(settings, len(searched), embedder.name):
         # Only words the searched index never saw (in names, descriptions or values) are read
@@ -104,6 +107,9 @@ def build_context(
         lexemes = store.word_lexemes(conn, candidates)
         unseen = [w for w in candidates if lexemes.get(w) and not lexemes[w] & seen]
         readings = schema_readings(unseen, searched, embedder, RETRIEVAL.lexicon_similarity)
+        # The word reader also reads the question against each database's table cards.
+        if (reader := word_reader()) is not None:
+            cards = partial(_cards_near, asked, searched, reader)
     words = read_question(asked, evidence, tuple(sorted(set(readings.words.values()))))
     search = Search(
         words.lexical, words.vocabulary, embedder.embed([words.text])[0], sources,
@@ -111,7 +117,9 @@ def build_context(
     )  # fmt: skip
     read = read_index(
         conn, search, graphs.keys(),
-        lambda hits, found: vote(hits, found, graphs, sources, words, settings, readings.near),
+        lambda hits, found: vote(
+            hits, found, graphs, sources, words, settings, readings.near, cards
+        ),
     )  # fmt: skip
     if read is None:  # nothing current matched: an empty pack, not a guess
         return ContextPack(question=question, follows=follows,
@@ -215,6 +223,13 @@ def _read_as_names(
     if reader is None:
         return {}
     return words_reading_as_names(unfound, wordless, graph, reader, DEFAULT_FLOOR.table_reading)
+
+
+def _cards_near(
+    question: str, searched: dict[str, SchemaGraph], reader: Embedder, sources: list[str]
+) -> dict[str, float]:
+    """How near the question comes to each of `sources`' nearest table card."""
+    return card_nearness(question, {s: searched[s] for s in sources if s in searched}, reader)
 
 
 def lexicon_on(settings: ContextSettings, searched: int, embedder: str) -> bool:

@@ -52,6 +52,12 @@ class RetrievalSettings:
     # .623 -> .681, SpiderUnion .9923 same, BirdUnion .9804 -> .9830. Nearness measured
     # against chance since 2026-12-07 (not re-swept): warehouses pooled .724 -> .810.
     lexicon_vote: float = 0.25
+    # How near the question comes, by the word reader, to its nearest table card (card_reading
+    # .py; with the lexicon on and a reader installed). Replayed on the logged votes of the
+    # even halves of synonyms, warehouses, held-out, SpiderUnion and BirdUnion pooled
+    # (2026-12-07): 0.05-0.1 +2, 0.2 +4 (all synonyms), 0.3 +3, 0.5 -2. Odd, held out, at
+    # 0.2: synonyms +2, BirdUnion +1, warehouses -1. docs/benchmarks.md "Table cards read".
+    card_vote: float = 0.2
     # A runner-up this near the chosen database's vote is a close call the assistant names
     # (`close_calls`). Chosen on the even halves of SpiderUnion, BirdUnion, synonyms and the
     # warehouses pooled (2026-12-06): 0.9 flags 3.1% of right choices and names the right

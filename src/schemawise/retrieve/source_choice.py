@@ -32,9 +32,12 @@ def vote(
     words: QuestionWords,
     settings: ContextSettings,
     near: dict[str, float] | None = None,  # how near each source's lexicon comes (lexicon.py)
+    cards: Callable[[list[str]], dict[str, float]] | None = None,  # card_reading.py
 ) -> list[tuple[str, float]]:
     """The databases the pooled hits are about, best first, each with its vote relative to the
-    best's (1.0: as good); empty when nothing matched (an empty pack, not a guess)."""
+    best's (1.0: as good); empty when nothing matched (an empty pack, not a guess). `cards`:
+    given the sources the hits are in, how near the question comes to each one's nearest table
+    card (read only for those)."""
     evidence = table_evidence(hits, graphs, sources, words.spelled, words.asked, settings)
     if not evidence.scores:
         return []
@@ -49,6 +52,7 @@ def vote(
     return rank_sources(
         by_source, evidence.scores, coverage(found, in_scope), named, coverage(written, in_scope),
         {s: v for s, v in (near or {}).items() if s in by_source},
+        cards(sorted(by_source)) if cards is not None else None,
     )  # fmt: skip
 
 
@@ -91,13 +95,17 @@ def rank_sources(
     named: dict[str, int] | None = None,
     written: dict[str, float] | None = None,
     near: dict[str, float] | None = None,
+    cards: dict[str, float] | None = None,
+    *,
     tuning: RetrievalSettings = RETRIEVAL,
 ) -> list[tuple[str, float]]:
     """The databases by how much the question is about each: its best `top_hits` document
     scores (many matching documents), a share of its best two tables' scores (cards, columns
     and paths agreeing on the same tables), how much of the question's vocabulary it has, how
-    many of its tables the question names, and the column names written out it has, each
-    normalised by the best database's. Best first, each with its vote over the best's."""
+    many of its tables the question names, the column names written out it has, how near its
+    lexicon comes to the words no schema uses, and how near the question comes to its nearest
+    table card, each normalised by the best database's. Best first, each with its vote over
+    the best's."""
     tables: dict[str, list[float]] = defaultdict(list)
     for (src, _), score in scores.items():
         tables[src].append(score)
@@ -112,6 +120,9 @@ def rank_sources(
     top_written = max(written.values(), default=0.0) or 1.0
     near = near or {}
     top_near = max(near.values(), default=0.0) or 1.0
+    # A cosine under 0 says no more than 0 does: it must not lower a vote.
+    cards = {s: max(v, 0.0) for s, v in (cards or {}).items()}
+    top_card = max(cards.values(), default=0.0) or 1.0
     votes = {
         s: hits[s] / top_hits
         + tuning.table_vote * agreed[s] / top_tables
@@ -119,6 +130,7 @@ def rank_sources(
         + tuning.named_vote * named.get(s, 0) / top_named
         + tuning.written_vote * written.get(s, 0.0) / top_written
         + tuning.lexicon_vote * near.get(s, 0.0) / top_near
+        + tuning.card_vote * cards.get(s, 0.0) / top_card
         for s in by_source
     }
     # Ties go to the first name in order, as `max` over the sorted names did.

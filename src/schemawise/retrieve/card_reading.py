@@ -1,0 +1,79 @@
+"""How near a question comes, as a sentence, to each database's tables: a vote for the
+database choice when several are searched.
+
+The search embeds documents with a static embedder (wordllama), which reads a question in a
+user's own words far from the schema's ("how many crushes are recorded for each pupil id" is
+no nearer to network_1's `Likes`, `Highschooler` than to other databases). The word reader
+(all-MiniLM-L6-v2, the relevance floor's) reads whole sentences too, and better: so each
+table is written as a short card, its name and its columns' ("likes: student id, liked id"),
+and a database's nearness is its nearest card's cosine similarity to the question. The cards
+are embedded once per schema version and reader, like the lexicon; only the databases the
+search found anything in are read. Pure but for the embedder.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from schemawise.graph.model import SchemaGraph
+from schemawise.graph.naming import split_identifier
+
+if TYPE_CHECKING:
+    from schemawise.index.embed import Embedder
+
+# Card vectors by (schema version, reader): a graph is rebuilt for each question, so a cache
+# on the graph object alone would embed every card again (as lexicon.py's cache, and bounded
+# the same way).
+_BY_VERSION: dict[tuple[str, str], np.ndarray] = {}
+_KEPT_VERSIONS = 64
+
+
+def card_text(graph: SchemaGraph, table_index: int) -> str:
+    """`order_items: order id, product id, qty`: the table's name and its columns', as words."""
+    table = graph.tables[table_index]
+    bare = table.name.rsplit(".", 1)[-1]
+    columns = ", ".join(" ".join(split_identifier(c.name)) for c in table.columns)
+    return f"{' '.join(split_identifier(bare))}: {columns}"
+
+
+def card_vectors(graph: SchemaGraph, reader: Embedder) -> np.ndarray:
+    """One unit vector per table of the graph, in its order."""
+
+    def build(g: SchemaGraph) -> np.ndarray:
+        key = (g.version, reader.name) if g.version else None
+        if key is not None and key in _BY_VERSION:
+            return _BY_VERSION[key]
+        if not g.tables:
+            vectors = np.zeros((0, reader.dim))
+        else:
+            vectors = _unit(reader.embed([card_text(g, i) for i in range(len(g.tables))]))
+        if key is not None:
+            if len(_BY_VERSION) >= _KEPT_VERSIONS:
+                _BY_VERSION.pop(next(iter(_BY_VERSION)))
+            _BY_VERSION[key] = vectors
+        return vectors
+
+    return graph.cached(f"cards:{reader.name}", build)
+
+
+def card_nearness(
+    question: str, graphs: dict[str, SchemaGraph], reader: Embedder
+) -> dict[str, float]:
+    """Source → the cosine similarity of the question to its nearest table card."""
+    if not graphs:
+        return {}
+    asked = _unit(reader.embed([question]))[0]
+    nearness: dict[str, float] = {}
+    for source, graph in graphs.items():
+        vectors = card_vectors(graph, reader)
+        if len(vectors):
+            nearness[source] = float((vectors @ asked).max())
+    return nearness
+
+
+def _unit(vectors: object) -> np.ndarray:
+    array = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return array / np.where(norms == 0, 1.0, norms)
