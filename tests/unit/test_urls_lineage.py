@@ -88,6 +88,19 @@ def test_a_password_given_as_a_parameter_is_hidden_too(url: str) -> None:
     assert "hunter2" not in redact(url) and "password=***" in redact(url)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "mysql://reader:hunter2@127.0.0.1:3306/wh",
+        "host=127.0.0.1 dbname=wh user=reader password=hunter2",
+    ],
+)
+def test_an_unsupported_url_is_refused_without_its_password(url: str) -> None:
+    with pytest.raises(InvalidURLError) as refused:
+        parse_url(url)
+    assert "hunter2" not in str(refused.value) and "***" in str(refused.value)
+
+
 def test_a_link_is_stored_as_the_link(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "real.sqlite").write_bytes(b"")
     (tmp_path / "current.sqlite").symlink_to(tmp_path / "real.sqlite")

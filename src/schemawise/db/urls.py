@@ -63,7 +63,8 @@ def parse_url(url: str) -> ParsedURL:
         return ParsedURL("sqlite", url)
     if suffix == ".duckdb":
         return ParsedURL("duckdb", url)
-    raise InvalidURLError(f"Unsupported database URL: {url!r}.", f"Use one of: {EXAMPLES}.")
+    # Redacted: a URL of an unsupported kind may still carry a password (mysql://u:pw@h).
+    raise InvalidURLError(f"Unsupported database URL: {redact(url)!r}.", f"Use one of: {EXAMPLES}.")
 
 
 def missing_file(path: str) -> str:
