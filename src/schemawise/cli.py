@@ -588,14 +588,12 @@ def sync(
 
 
 def _sync_one(target: str, entry: dict[str, Any], url: str | None, quiet: bool) -> Any:
+    from schemawise.db.urls import without_redacted_password
     from schemawise.index.sources import index_source, stored_options
 
-    where = url or entry["url"]
-    if "***" in where:
-        raise SchemawiseError(
-            f"The stored URL of {entry['source']} has its password removed.",
-            "Pass the full URL with --url.",
-        )
+    # The index stores URLs without their passwords: libpq then takes the password from
+    # PGPASSWORD or ~/.pgpass (a failed login says so), or --url gives the full URL.
+    where = url or without_redacted_password(entry["url"])
     # The same dbt project, overlay, dictionary and log as when it was indexed.
     with progress(not quiet) as say:
         say(f"syncing {entry['source']}")

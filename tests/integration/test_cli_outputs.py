@@ -215,6 +215,30 @@ def test_sync_goes_on_past_a_source_it_cannot_reach(
             conn.execute("DELETE FROM schemawise.index_sources WHERE source = 'gone_db'")
 
 
+def test_sync_connects_without_the_password_the_index_did_not_keep(
+    demo_source: str, embedded_url: str
+) -> None:
+    # The index stores `user:***@host`. Syncing used to refuse it ("pass the full URL"); it
+    # now leaves the password to libpq (PGPASSWORD, ~/.pgpass), as a cron job keeps it. The
+    # embedded server trusts local logins, so any password given here is not checked.
+    from schemawise import api
+    from schemawise.index.store import remove_sources
+
+    url = database_url(embedded_url, "assistant_demo").replace("postgres@", "postgres:unused@", 1)
+    assert ":unused@" in url
+    api.index(url, "stored_redacted", index_url=embedded_url, profile=False)
+    try:
+        listed = {s["source"]: s["url"] for s in api.sources(index_url=embedded_url)}
+        assert ":***@" in listed["stored_redacted"] and "unused" not in listed["stored_redacted"]
+        synced = runner.invoke(app, ["sync", "stored_redacted"])
+        assert synced.exit_code == 0, synced.output
+        assert "synced stored_redacted:" in synced.stdout
+    finally:
+        with psycopg.connect(embedded_url) as conn:
+            remove_sources(conn, "stored_redacted")
+            conn.execute("DELETE FROM schemawise.index_sources WHERE source = 'stored_redacted'")
+
+
 def test_a_schema_that_is_not_there_is_an_error_with_the_ones_that_are(embedded_url: str) -> None:
     result = runner.invoke(app, ["graph", "embedded", "--schema", "nosuch"])
     assert result.exit_code == 2

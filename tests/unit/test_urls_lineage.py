@@ -1,6 +1,13 @@
 import pytest
 
-from schemawise.db.urls import absolute_url, missing_file, parse_url, redact
+from schemawise.db.urls import (
+    absolute_url,
+    missing_file,
+    parse_url,
+    password_hint,
+    redact,
+    without_redacted_password,
+)
 from schemawise.errors import InvalidURLError
 from schemawise.graph.lineage import tables_read
 
@@ -111,3 +118,40 @@ def test_a_link_is_stored_as_the_link(tmp_path, monkeypatch) -> None:  # type: i
 @pytest.mark.parametrize("path", ["nothere.sqlite", "../gone.sqlite"])
 def test_a_bare_or_climbing_path_is_not_read_as_absolute(path: str) -> None:
     assert "nor at" not in missing_file(path)
+
+
+@pytest.mark.parametrize(
+    ("stored", "connectable"),
+    [
+        ("postgresql://u:***@h:5432/db", "postgresql://u@h:5432/db"),
+        ("postgresql://u:***@h/db?sslmode=require", "postgresql://u@h/db?sslmode=require"),
+        ("postgresql://u@h/db?password=***", "postgresql://u@h/db"),
+        ("postgresql://u@h/db?password=***&sslmode=require", "postgresql://u@h/db?sslmode=require"),
+        ("postgresql://u@h/db?sslmode=require&password=***", "postgresql://u@h/db?sslmode=require"),
+        # A real password, or none, is left as it is.
+        ("postgresql://u:s3cret@h/db", "postgresql://u:s3cret@h/db"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+        ("sqlite:////data/x.sqlite", "sqlite:////data/x.sqlite"),
+    ],
+)
+def test_a_stored_url_connects_without_the_placeholder_of_its_password(
+    stored: str, connectable: str
+) -> None:
+    assert without_redacted_password(stored) == connectable
+
+
+@pytest.mark.parametrize(
+    ("url", "hinted"),
+    [
+        ("postgresql://u@h/db", True),
+        ("host=h user=u dbname=db", True),
+        ("postgresql://u:s3cret@h/db", False),
+        ("postgresql://u@h/db?password=s3cret", False),
+        ("sqlite:////data/x.sqlite", False),
+    ],
+)
+def test_a_failed_login_without_a_password_says_where_libpq_looks(url: str, hinted: bool) -> None:
+    hint = password_hint(url)
+    assert bool(hint) == hinted
+    if hinted:
+        assert "PGPASSWORD" in hint and ".pgpass" in hint

@@ -31,6 +31,7 @@ from schemawise.agent.researcher import SchemaLookup
 from schemawise.agent.router import Intent, route
 from schemawise.agent.writer import Database, Written, write_checked
 from schemawise.db.guard import Limits
+from schemawise.db.urls import without_redacted_password
 from schemawise.errors import SchemawiseError
 from schemawise.graph.model import SchemaGraph
 from schemawise.retrieve.context import ContextPack, ContextSettings
@@ -203,7 +204,8 @@ class Assistant:
                 conn, question, graphs, get_embedder(), evidence=options.evidence,
                 sources=options.sources, settings=settings, metadata=metadata, follows=follows,
             )  # fmt: skip
-            urls = {s["source"]: s["url"] for s in list_sources(conn)}
+            # Stored without their passwords: libpq takes them from PGPASSWORD or ~/.pgpass.
+            urls = {s["source"]: without_redacted_password(s["url"]) for s in list_sources(conn)}
         source = pack.source or next(iter(graphs))
         return Retrieved(pack, graphs[source], urls.get(source), graphs, metadata.get(source),
                          time.perf_counter() - started)  # fmt: skip

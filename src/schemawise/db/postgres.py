@@ -9,7 +9,7 @@ import psycopg
 from psycopg import sql as pgsql
 
 from schemawise.db.base import Catalog, ForeignKey, QueryFailedError, Source
-from schemawise.db.urls import redact
+from schemawise.db.urls import password_hint, redact
 from schemawise.errors import ConnectionFailedError, PermissionDeniedError, TableNotFoundError
 from schemawise.graph.model import Column, Problem, Table, TableKind
 
@@ -84,7 +84,10 @@ def connect_explained(url: str, failed: str, hint: str, **options: Any) -> psyco
     try:
         return psycopg.connect(url, **options)
     except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # also a malformed URL
-        raise ConnectionFailedError(f"{failed} {redact(url)}: {str(exc).strip()}", hint) from exc
+        why = str(exc).strip()
+        if "password" in why.lower():  # a login refused: say where a password may come from
+            hint += password_hint(url)
+        raise ConnectionFailedError(f"{failed} {redact(url)}: {why}", hint) from exc
 
 
 class PostgresSource(Source):

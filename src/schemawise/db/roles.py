@@ -310,17 +310,13 @@ def _database_findings(conn: psycopg.Connection[Any]) -> list[Finding]:
 
 def _connect(url: str) -> psycopg.Connection[Any]:
     """A connection to the user's database, or a ConnectionFailedError with a hint."""
-    from schemawise.db.urls import redact
-    from schemawise.errors import ConnectionFailedError
+    from schemawise.db.postgres import connect_explained
 
-    try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=10)
-    except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # unreachable; malformed
-        raise ConnectionFailedError(
-            f"Could not connect to {redact(url)}: {str(exc).strip().splitlines()[0]}",
-            "Check that the server is running, the host and port are right, and the user may "
-            "log in.",
-        ) from exc
+    return connect_explained(
+        url, "Could not connect to",
+        "Check that the server is running, the host and port are right, and the user may log in.",
+        autocommit=True, connect_timeout=10,
+    )  # fmt: skip
 
 
 def refuse_superuser(url: str) -> None:

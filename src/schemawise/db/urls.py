@@ -109,3 +109,43 @@ def redact(url: str) -> str:
     credentials, host = rest.rsplit("@", 1)
     user = credentials.split(":", 1)[0]
     return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
+
+
+# What `redact` puts in a password's place; the index stores source URLs redacted.
+REDACTED = "***"
+
+
+def without_redacted_password(url: str) -> str:
+    """A stored URL whose password was removed (`user:***@host`, `?password=***`) without the
+    placeholder (`user@host`): libpq then takes the password from PGPASSWORD, PGPASSFILE or
+    ~/.pgpass, as a cron job or a server would keep it. Any other URL as given."""
+    url = re.sub(rf"([?&])password={re.escape(REDACTED)}(&|$)", _keep_separator, url)
+    if "://" not in url or "@" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    credentials, host = rest.rsplit("@", 1)
+    if credentials.endswith(":" + REDACTED):
+        return f"{scheme}://{credentials[: -len(REDACTED) - 1]}@{host}"
+    return url
+
+
+def _keep_separator(match: re.Match[str]) -> str:
+    # `?password=***&a=1` → `?a=1`; `?a=1&password=***` → `?a=1`; `?password=***` → ``
+    first, after = match.group(1), match.group(2)
+    return first if first == "?" and after else ""
+
+
+def password_hint(url: str) -> str:
+    """Where libpq looks for a password the URL does not carry: said when a login fails."""
+    if not url.lower().startswith(("postgresql://", "postgres://")) and "=" not in url:
+        return ""
+    has_password = bool(_PASSWORD_PARAMETER.search(url)) or (
+        "://" in url and "@" in url and ":" in url.split("://", 1)[1].rsplit("@", 1)[0]
+    )
+    if has_password:
+        return ""
+    return (
+        " The URL carries no password (the index stores URLs without theirs): set PGPASSWORD, "
+        "or add a line for this host, port, database and user to ~/.pgpass (or PGPASSFILE), "
+        "or give the full URL."
+    )

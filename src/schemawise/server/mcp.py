@@ -59,12 +59,14 @@ class SchemawiseTools:
     def _source(self, source: str | None) -> tuple[str, Any, str | None]:
         """(name, graph, url) of a source; the only one when there is one."""
         from schemawise.api import index_url_or_embedded
+        from schemawise.db.urls import without_redacted_password
         from schemawise.index.connection import connect_index
         from schemawise.index.sources import list_sources, load_graphs
 
         with connect_index(index_url_or_embedded(self.index_url)) as conn:
             graphs = load_graphs(conn, [source] if source else None)
-            urls = {s["source"]: s["url"] for s in list_sources(conn)}
+            # Stored without their passwords: libpq takes them from PGPASSWORD or ~/.pgpass.
+            urls = {s["source"]: without_redacted_password(s["url"]) for s in list_sources(conn)}
         if source is None:
             if len(graphs) != 1:
                 raise SchemawiseError(
