@@ -538,7 +538,12 @@ def index_command(
 def sync(
     source: Annotated[str | None, typer.Argument(help="One source (default: all).")] = None,
     url: Annotated[
-        str | None, typer.Option("--url", help="The database URL, when the stored one is redacted.")
+        str | None,
+        typer.Option(
+            "--url",
+            help="The full database URL: the index keeps none of its password, which is otherwise "
+            "taken from PGPASSWORD or ~/.pgpass.",
+        ),
     ] = None,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
