@@ -197,6 +197,49 @@ def test_auto_fanout_refuses_only_a_sum_or_average(sql: str, refused: bool) -> N
     assert bool([p for p in result.warnings if p.type == "fanout_risk"]) is not refused
 
 
+# Two children one to one with orders (one shipment, one invoice an order at most) beside one
+# that is many per order: joined to each other on their references to orders.
+ONE_TO_ONE = SchemaGraph(
+    dialect="sqlite",
+    tables=[
+        table("orders", ["order_id"], "order_id", "amt"),
+        table("shipments", ["order_id"], "order_id", "carrier"),
+        table("invoices", ["order_id"], "order_id", "amount"),
+        table("order_items", ["order_item_id"], "order_item_id", "order_id", "quantity"),
+    ],
+    edges=[
+        edge("shipments", "order_id", "orders", "order_id", "one_to_one"),
+        edge("invoices", "order_id", "orders", "order_id", "one_to_one"),
+        edge("order_items", "order_id", "orders", "order_id"),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("sql", "risky"),
+    [
+        # One row meets one: no aggregate repeats (was refused as many-to-many).
+        ("SELECT s.carrier, sum(i.amount) FROM shipments s JOIN invoices i "
+         "ON i.order_id = s.order_id GROUP BY s.carrier", False),
+        ("SELECT sum(s.order_id) FROM shipments s JOIN invoices i ON i.order_id = s.order_id",
+         False),
+        # A one-to-one side against a many side: its rows repeat, the many side's do not.
+        ("SELECT sum(i.amount) FROM invoices i JOIN order_items oi ON oi.order_id = i.order_id",
+         True),
+        ("SELECT sum(oi.quantity) FROM invoices i JOIN order_items oi "
+         "ON oi.order_id = i.order_id", False),
+        ("SELECT sum(oi.quantity) FROM order_items oi JOIN invoices i "
+         "ON i.order_id = oi.order_id", False),
+    ],
+)  # fmt: skip
+def test_a_join_between_children_of_one_parent_takes_their_cardinalities(
+    sql: str, risky: bool
+) -> None:
+    result = check_sql(sql, ONE_TO_ONE, fanout="auto")
+    assert bool(result.fanout) is risky, [p.message for p in result.fanout]
+    assert not result.errors or risky, [p.message for p in result.errors]
+
+
 NET_REVENUE = Rule(
     name="net revenue",
     when_aggregating="orders.amt",

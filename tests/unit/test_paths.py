@@ -167,6 +167,41 @@ def test_one_to_one_does_not_change_grain() -> None:
     assert warnings == []
 
 
+def _edge(left: str, right: str, cardinality: str) -> PathEdge:
+    return PathEdge(left=left, right=right, on=[("order_id", "id")],
+                    cardinality=cardinality, source="foreign_key")  # type: ignore[arg-type]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tables", "edges", "grain", "repeated"),
+    [
+        # shipments is one row per order; order_lines is many per order: one grain, not two
+        # tables "both many per orders" (was a fan-out warning on a correct pack).
+        (
+            ["shipments", "orders", "order_lines"],
+            [("shipments", "orders", "one_to_one"), ("order_lines", "orders", "many_to_one")],
+            "one row per order_lines row",
+            "rows of shipments, orders repeat once per order_lines row",
+        ),
+        # A view one to one with customers, beside orders many per customer.
+        (
+            ["orders", "customers", "v_active_customers"],
+            [("orders", "customers", "many_to_one"),
+             ("v_active_customers", "customers", "one_to_one")],
+            "one row per orders row",
+            "rows of customers, v_active_customers repeat once per orders row",
+        ),
+    ],
+)  # fmt: skip
+def test_a_one_to_one_partner_shares_its_tables_grain(
+    tables: list[str], edges: list[tuple[str, str, str]], grain: str, repeated: str
+) -> None:
+    found, warnings = grain_and_warnings(tables, [_edge(*x) for x in edges])
+    assert found == grain
+    assert len(warnings) == 1 and repeated in warnings[0], warnings
+    assert "both many per" not in " ".join(warnings)
+
+
 def test_many_to_many_edge_is_flagged() -> None:
     _, warnings = grain_and_warnings(
         ["customers", "sales_reps"],

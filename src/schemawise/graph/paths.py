@@ -305,16 +305,21 @@ def orphan_values(columns: list[str]) -> str:
 def _grain_and_aggregate_warnings(
     tables: list[str], edges: list[PathEdge]
 ) -> tuple[str, list[str]]:
-    parents_of: dict[str, list[PathEdge]] = {t: [] for t in tables}
-    children_of: dict[str, list[PathEdge]] = {t: [] for t in tables}
-    for edge in edges:
-        if edge.cardinality in ("many_to_one",):
-            parents_of[edge.left].append(edge)
-            children_of[edge.right].append(edge)
-    grain_tables = [t for t in tables if not children_of[t]]
-    # one-to-one partners share a grain: count a 1:1 cluster once, by its first table
+    # One-to-one partners share a grain (`shipments` is one row per `orders` row): a 1:1
+    # cluster is one node, which has children when any of its tables has, and is named by its
+    # first table. So `order_lines` → orders ← 1:1 shipments has one grain, order_lines.
     clusters = _one_to_one_clusters(tables, edges)
-    grain_tables = [t for t in grain_tables if clusters[t] == t or clusters[t] not in grain_tables]
+    with_children = {
+        clusters[edge.right]
+        for edge in edges
+        if edge.cardinality == "many_to_one" and clusters[edge.left] != clusters[edge.right]
+    }
+    grain_tables: list[str] = []
+    for table in tables:
+        if clusters[table] not in with_children and not any(
+            clusters[g] == clusters[table] for g in grain_tables
+        ):
+            grain_tables.append(table)
     warnings: list[str] = []
     many_to_many = [e for e in edges if e.cardinality == "many_to_many"]
     for edge in many_to_many:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from schemawise.graph.model import Edge, Evidence, SchemaGraph
+from schemawise.graph.model import Edge, EdgeSource, Evidence, SchemaGraph
 from schemawise.validate.resolve import find_table
 
 
@@ -140,7 +140,9 @@ def edges_between(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
 
 
 def sibling_edges(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
-    """Joins between two tables through a parent both reference (many-to-many)."""
+    """Joins between two tables through a parent both reference: many-to-many, unless a side
+    holds at most one row per parent row (`shipments.ord_id` and `payments.ord_id`, each one
+    to one with `orders`)."""
     found = []
     by_child = graph.cached("edges_by_child", _by_child)
     for a in by_child.get(first, []):
@@ -153,28 +155,54 @@ def sibling_edges(graph: SchemaGraph, first: str, second: str) -> list[Edge]:
                 and [c.lower() for c in b.parent_columns] == [c.lower() for c in a.parent_columns]
                 and first != second
             ):
-                found.append(
-                    Edge(
-                        child_table=first,
-                        child_columns=a.child_columns,
-                        parent_table=second,
-                        parent_columns=b.child_columns,
-                        cardinality="many_to_many",
-                        source=a.source,
-                        evidence=Evidence(rule="shared_parent"),
-                        via=a.parent_table,
-                    )
-                )
+                evidence = Evidence(rule="shared_parent")
+                columns = (a.child_columns[0], b.child_columns[0])
+                found.append(through_parent(a, b, evidence, a.source, *columns))
     return found
 
 
-def _references(graph: SchemaGraph, table: str, column: str) -> set[tuple[str, str]]:
-    """(parent table, parent column) pairs that `table.column` references."""
-    out = set()
+def through_parent(
+    first: Edge, second: Edge, evidence: Evidence, source: EdgeSource, first_column: str,
+    second_column: str,
+) -> Edge:  # fmt: skip
+    """The join of two children of one parent key on their references to it. Its cardinality
+    is what the two references say: each one to one with the parent, one row meets one; one
+    side one to one, each of its rows meets the other's many (the other is the child, the
+    one-to-one side its parent); neither, many-to-many."""
+    first_single = first.cardinality == "one_to_one"
+    second_single = second.cardinality == "one_to_one"
+    if first_single != second_single:
+        # Oriented so that the one-to-one side is the parent: `many_to_one` then reads rightly.
+        one, many = (first, second) if first_single else (second, first)
+        one_column, many_column = (
+            (first_column, second_column) if first_single else (second_column, first_column)
+        )
+        return Edge(
+            child_table=many.child_table, child_columns=[many_column],
+            parent_table=one.child_table, parent_columns=[one_column],
+            cardinality="many_to_one", source=source, evidence=evidence, via=first.parent_table,
+        )  # fmt: skip
+    return Edge(
+        child_table=first.child_table, child_columns=[first_column],
+        parent_table=second.child_table, parent_columns=[second_column],
+        cardinality="one_to_one" if first_single and second_single else "many_to_many",
+        source=source, evidence=evidence, via=first.parent_table,
+    )  # fmt: skip
+
+
+def _references(graph: SchemaGraph, table: str, column: str) -> dict[tuple[str, str], Edge]:
+    """(parent table, parent column) pairs that `table.column` references, each with the edge
+    (single-column references: a part of a composite key is not one to one on its own)."""
+    out: dict[tuple[str, str], Edge] = {}
     for edge in graph.cached("edges_by_child", _by_child).get(table, []):
         for c, p in zip(edge.child_columns, edge.parent_columns, strict=True):
             if c.lower() == column:
-                out.add((edge.parent_table, p.lower()))
+                single = (
+                    edge
+                    if len(edge.child_columns) == 1
+                    else edge.model_copy(update={"cardinality": "many_to_one"})
+                )
+                out.setdefault((edge.parent_table, p.lower()), single)
     return out
 
 
@@ -185,21 +213,19 @@ def _match(pair: JoinPair, graph: SchemaGraph, left: str, right: str) -> None:
         return
     # Siblings: both columns reference the same parent key (votes.UserId = posts.OwnerUserId,
     # both → users.Id). A legitimate join, many-to-many through that parent.
-    shared = _references(graph, left, lc) & _references(graph, right, rc)
+    # Its cardinality is the two references' (`through_parent`): two tables each one to one
+    # with orders join one to one.
+    on_left, on_right = _references(graph, left, lc), _references(graph, right, rc)
+    shared = sorted(set(on_left) & set(on_right))
     if shared:
-        parent, parent_column = sorted(shared)[0]
-        pair.edge = Edge(
-            child_table=left,
-            child_columns=[pair.left_column],
-            parent_table=right,
-            parent_columns=[pair.right_column],
-            cardinality="many_to_many",
-            source="foreign_key",
-            evidence=Evidence(
-                rule="shared_parent", notes=[f"both reference {parent}.{parent_column}"]
-            ),
-            via=parent,
-        )
+        parent, parent_column = shared[0]
+        note = f"both reference {parent}.{parent_column}"
+        evidence = Evidence(rule="shared_parent", notes=[note])
+        pair.edge = through_parent(
+            on_left[shared[0]], on_right[shared[0]], evidence, "foreign_key", pair.left_column,
+            pair.right_column,
+        )  # fmt: skip
+        pair.child_is_left = pair.edge.child_table == left
 
 
 def _match_direct(
