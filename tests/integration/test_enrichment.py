@@ -46,6 +46,39 @@ def test_postgres_profiles_come_from_pg_stats(embedded_url: str) -> None:
         conn.execute("DROP SCHEMA profiled CASCADE")
 
 
+def test_a_postgres_column_of_distinct_names_keeps_its_values(embedded_url: str) -> None:
+    # A small dimension's names are all distinct: pg_stats keeps no most common values for
+    # them, only the histogram's bounds. They are its values (the value index finds
+    # "laptops", "North America"), and with few of them, the whole list.
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS dims CASCADE; CREATE SCHEMA dims")
+        conn.execute("CREATE TABLE dims.regions (region_id int PRIMARY KEY, region_name text)")
+        conn.execute(
+            "INSERT INTO dims.regions VALUES (1, 'North America'), (2, 'Europe'), "
+            "(3, 'Asia Pacific'), (4, 'Latin America')"
+        )
+        conn.execute("CREATE TABLE dims.products (prod_id int PRIMARY KEY, prod_nm text)")
+        conn.execute(
+            "INSERT INTO dims.products "
+            "SELECT i, 'Laptop model ' || i FROM generate_series(1, 500) i"
+        )
+        conn.execute("ANALYZE dims.regions; ANALYZE dims.products")
+    try:
+        with connect(embedded_url) as source:
+            graph = extract_graph(source, ExtractOptions(data_checks=False, infer=False))
+            profiles = profile_source(source, graph)
+        regions = profiles["dims.regions.region_name"]
+        assert regions.basis == "pg_stats"
+        assert regions.values == ["Asia Pacific", "Europe", "Latin America", "North America"]
+        products = profiles["dims.products.prod_nm"]
+        assert products.values == []  # too many for a list
+        assert 50 <= len(products.seen) <= 100
+        assert all(v.startswith("Laptop") for v in products.seen)
+    finally:
+        with psycopg.connect(embedded_url, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA dims CASCADE")
+
+
 def test_sqlite_profiles_are_sampled_with_a_row_limit(tmp_path: Path) -> None:
     path = tmp_path / "big.sqlite"
     with sqlite3.connect(path) as conn:

@@ -384,3 +384,34 @@ def test_an_inner_join_over_orphans_is_a_warning(sql: str, inclusion: float, war
         assert "returns no rows" in orphans[0].message
     elif warned:
         assert orphans[0].message.startswith("10% of the values of refunds.order_id")
+
+
+PG = SchemaGraph(
+    dialect="postgres",
+    tables=[
+        table("sales.orders", ["ord_id"], "ord_id", "cust_id"),
+        table("crm.customers", ["cust_id"], "cust_id", "segment"),
+        table("public.regions", ["region_id"], "region_id", "name"),
+    ],
+    edges=[edge("sales.orders", "cust_id", "crm.customers", "cust_id")],
+)
+
+
+@pytest.mark.parametrize(
+    ("sql", "unknown"),
+    [
+        # Guarded runs look bare names up on pg_catalog, public: `orders` is not sales.orders.
+        ("SELECT count(*) FROM orders", ["orders"]),
+        ("SELECT count(*) FROM orders o JOIN customers c ON c.cust_id = o.cust_id",
+         ["orders", "customers"]),
+        ("SELECT count(*) FROM sales.orders o JOIN crm.customers c ON c.cust_id = o.cust_id", []),
+        # A table of the public schema is found by its bare name, as Postgres finds it.
+        ("SELECT name FROM regions", []),
+    ],
+)  # fmt: skip
+def test_a_bare_postgres_name_is_looked_up_on_the_search_path(sql: str, unknown: list[str]) -> None:
+    result = check_sql(sql, PG)
+    problems = [p for p in result.errors if p.type == "unknown_table"]
+    assert [p.model_dump()["table"] for p in problems] == unknown
+    for problem in problems:
+        assert "search path" in problem.message and "Write the schema" in problem.hint

@@ -103,7 +103,8 @@ def from_values(values: list[Any], total_rows: int | None = None) -> ColumnProfi
 
 PG_STATS_SQL = """
 SELECT s.schemaname || '.' || s.tablename, s.attname, s.n_distinct, s.null_frac,
-       array_to_json(s.most_common_vals::text::text[])::text, c.reltuples
+       array_to_json(s.most_common_vals::text::text[])::text, c.reltuples,
+       array_to_json(s.histogram_bounds::text::text[])::text
 FROM pg_stats s
 JOIN pg_namespace n ON n.nspname = s.schemaname
 JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
@@ -119,7 +120,7 @@ def _from_pg_stats(source: Source, graph: SchemaGraph) -> dict[str, ColumnProfil
     except QueryFailedError:
         return {}
     out: dict[str, ColumnProfile] = {}
-    for table_name, column, n_distinct, null_frac, common, reltuples in rows:
+    for table_name, column, n_distinct, null_frac, common, reltuples, bounds in rows:
         table = graph.table(table_name)
         if table is None:
             continue
@@ -130,13 +131,19 @@ def _from_pg_stats(source: Source, graph: SchemaGraph) -> dict[str, ColumnProfil
             else round(-float(n_distinct) * max(float(reltuples or 0), 0))
         )
         values = [t for t in (_text(v) for v in json.loads(common or "[]")) if t is not None]
+        # Values no more common than the rest are not among the most common: a column whose
+        # values are all distinct (`region_name`, `category_name` of a small dimension) has
+        # none, and its values are the histogram's bounds (up to the statistics target, 100
+        # by default: every value of a small table).
+        spread = [t for t in (_text(v) for v in json.loads(bounds or "[]")) if t is not None]
+        every = list(dict.fromkeys([*values, *spread]))
         out[f"{table.name}.{column}".lower()] = ColumnProfile(
             distinct=distinct,
             null_fraction=round(float(null_frac), 4),
-            samples=values[:SAMPLES_KEPT],
-            # The most common values are all the values when there are no more than them.
-            values=sorted(values) if 0 < distinct <= min(LOW_CARDINALITY, len(values)) else [],
-            seen=[v for v in values if wordlike(v)][:VALUES_INDEXED],
+            samples=every[:SAMPLES_KEPT],
+            # The values seen are all the values when there are no more than them.
+            values=sorted(every) if 0 < distinct <= min(LOW_CARDINALITY, len(every)) else [],
+            seen=[v for v in every if wordlike(v)][:VALUES_INDEXED],
             basis="pg_stats",
         )
     return out

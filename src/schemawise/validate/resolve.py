@@ -58,12 +58,30 @@ def graph_schema(graph: SchemaGraph) -> MappingSchema:
 
 
 def find_table(graph: SchemaGraph, node: exp.Table) -> Table | None:
-    """The graph table a FROM item names: `schema.table`, or a bare name that is unique
-    (Postgres's `public` schema first, as the default search_path would)."""
+    """The graph table a FROM item names: `schema.table`, or a bare name as the database
+    finds it. Postgres looks a bare name up on the search path, which guarded runs set to
+    pg_catalog, public (db/pg_guard.py): `orders` is `public.orders`, never `sales.orders`
+    (`unqualified_elsewhere` names that one). Elsewhere a bare name that is unique."""
     name = node.name
     if node.db:
         return graph.table(f"{node.db}.{name}")
-    return graph.table(f"public.{name}") or graph.table(name)
+    if graph.dialect == "postgres":
+        found = graph.table(f"public.{name}")
+        if found is not None:
+            return found
+        bare = graph.table(name)
+        # A table the graph names without a schema (a source read without schemas) is found
+        # as it is; one in another schema is not on the search path.
+        return bare if bare is not None and "." not in bare.name else None
+    return graph.table(name)
+
+
+def unqualified_elsewhere(graph: SchemaGraph, node: exp.Table) -> list[str]:
+    """The tables of other schemas a bare Postgres name matches (`orders` → sales.orders)."""
+    if node.db or graph.dialect != "postgres":
+        return []
+    lowered = node.name.lower()
+    return [t.name for t in graph.tables if t.name.lower().rsplit(".", 1)[-1] == lowered]
 
 
 def _cte_names(tree: exp.Expression) -> set[str]:
@@ -79,6 +97,19 @@ def _unknown_tables(tree: exp.Expression, graph: SchemaGraph) -> list[SqlProblem
         if isinstance(node.this, exp.Func) or find_table(graph, node) is not None:
             continue
         written = ".".join(p for p in (node.db, node.name) if p)
+        if elsewhere := unqualified_elsewhere(graph, node):
+            problems.append(
+                SqlProblem.of(
+                    "unknown_table",
+                    f"Table {written} is not on the search path (public): "
+                    f"{' and '.join(elsewhere)} {'is' if len(elsewhere) == 1 else 'are'} in "
+                    "another schema.",
+                    f"Write the schema with the name: {elsewhere[0]}.",
+                    table=written,
+                    closest=elsewhere,
+                )
+            )
+            continue
         names = [t.name for t in graph.tables]
         bare = [n.rsplit(".", 1)[-1] for n in names]
         close = get_close_matches(written, names, n=3, cutoff=0.6) or [
