@@ -173,6 +173,8 @@ def _next_table(pack: ContextPack) -> str | None:
     degree: Counter[str] = Counter()
     for path in pack.join_paths:
         for edge in path["edges"]:
+            if edge["left"] == edge["right"]:
+                continue  # a table's join to itself joins it to no other table
             degree[edge["left"]] += 1
             degree[edge["right"]] += 1
     leaves = [(t.score, -i, t.name) for i, t in enumerate(pack.tables) if i and degree[t.name] <= 1]

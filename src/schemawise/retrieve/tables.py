@@ -10,7 +10,7 @@ from typing import Any
 from schemawise.enrich.metadata import Metadata
 from schemawise.errors import NoJoinPathError
 from schemawise.graph.model import SchemaGraph
-from schemawise.graph.paths import connecting_tree
+from schemawise.graph.paths import JoinPath, PathEdge, connecting_tree, grain_and_warnings
 from schemawise.rank.structural import (
     Candidate,
     PassedOver,
@@ -133,8 +133,54 @@ def choose_tables(
 def connect(
     graph: SchemaGraph, chosen: list[str]
 ) -> tuple[list[str], list[dict[str, Any]], dict[str, list[str]]]:
-    """The tables with the bridges that join them, the join paths, and a note for each table
-    kept without a known join to the first.
+    """The tables with the bridges that join them, the join paths (with each kept table's
+    joins to itself: a manager's `mgr_id` → `emp_id` is how "each employee's manager" is
+    asked), and a note for each table kept without a known join to the first."""
+    tables, paths, notes = _connect(graph, chosen)
+    return tables, with_self_joins(graph, tables, paths), notes
+
+
+def with_self_joins(
+    graph: SchemaGraph, tables: list[str], paths: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The join paths with the self-references of `tables` added to the first (or as a path
+    of their own when the tables join nothing else). A self-join changes no grain."""
+    kept = set(tables)
+    own = [
+        PathEdge(
+            left=e.child_table,
+            right=e.parent_table,
+            on=list(zip(e.child_columns, e.parent_columns, strict=True)),
+            cardinality=e.cardinality,
+            source=e.source,
+            inclusion=e.evidence.inclusion,
+        )
+        for e in graph.edges
+        if e.via is None and e.child_table == e.parent_table and e.child_table in kept
+    ]
+    if not own:
+        return paths
+    if paths:
+        first = JoinPath.model_validate(paths[0])
+        # A self-joined table the tree does not hold (kept without a join to the first) is a
+        # path of its own, not a second grain of the tree.
+        apart = [e for e in own if e.left not in first.tables]
+        own = [e for e in own if e.left in first.tables]
+    else:
+        first, apart = JoinPath(tables=list(dict.fromkeys(e.left for e in own))), []
+    first.edges = [*first.edges, *own]
+    first.grain, first.warnings = grain_and_warnings(first.tables, first.edges)
+    alone = []
+    for edge in apart:
+        grain, warnings = grain_and_warnings([edge.left], [edge])
+        alone.append(JoinPath(tables=[edge.left], edges=[edge], grain=grain, warnings=warnings))
+    return [first.model_dump(), *paths[1:], *(p.model_dump() for p in alone)]
+
+
+def _connect(
+    graph: SchemaGraph, chosen: list[str]
+) -> tuple[list[str], list[dict[str, Any]], dict[str, list[str]]]:
+    """`connect` without the self-joins.
 
     When the chosen tables do not all connect: a table the graph joins to other tables, but not
     to the best one, is about something else and is dropped; a table with no known joins at
