@@ -74,6 +74,15 @@ def test_metadata_reaches_the_context_pack(
     assert "-- values of shop.orders.status" in pack.text
     assert any("DEPRECATED" in c for c in cards)
     assert any("also called purchase" in c for c in cards)
+    # What the dbt project says a table and a column are reaches the prompt text, not only
+    # the index's cards: "Gross bookings live here" decides which amount to sum.
+    orders = next(t for t in pack.tables if t.name == "shop.orders")
+    assert orders.description.startswith("One row per order. Gross bookings live here")
+    assert f"-- shop.orders: {orders.description}" in pack.text
+    status = next(c for c in pack.columns if (c.table, c.name) == ("shop.orders", "status"))
+    assert status.description == "Order status code."
+    # After the database's comment, before the values.
+    assert "-- P=pending, A=paid, S=shipped, C=cancelled; Order status code; e.g. 'S'" in pack.text
 
 
 def test_the_overlay_states_and_denies_joins_in_the_indexed_graph(

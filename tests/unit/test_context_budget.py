@@ -22,7 +22,16 @@ from schemawise.retrieve.render import count_tokens, render, with_text
 
 FIXTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "budget").glob("*.yaml"))
 # The documented order; columns come twice: tier 2 first, the first table's own last.
-PHASES = ["example", "values", "value_mapping", "column", "definition", "table", "own column"]
+PHASES = [
+    "example",
+    "values",
+    "value_mapping",
+    "description",
+    "column",
+    "definition",
+    "table",
+    "own column",
+]
 
 
 def _graph(spec: dict[str, Any]) -> SchemaGraph:
@@ -46,10 +55,21 @@ def _pack(fixture: dict[str, Any], graph: SchemaGraph) -> ContextPack:
     spec = fixture["pack"]
     pack = ContextPack(
         question=fixture["question"],
-        tables=[TableChoice(name=name, score=score) for name, score in spec["tables"]],
+        # A table is [name, score] or [name, score, description]; a column [table, name, tier,
+        # values] or with its description after them.
+        tables=[
+            TableChoice(name=t[0], score=t[1], description=t[2] if len(t) > 2 else "")
+            for t in spec["tables"]
+        ],
         columns=[
-            ColumnChoice(table=table, name=name, tier=tier, values=values)
-            for table, name, tier, values in spec["columns"]
+            ColumnChoice(
+                table=c[0],
+                name=c[1],
+                tier=c[2],
+                values=c[3],
+                description=c[4] if len(c) > 4 else "",
+            )
+            for c in spec["columns"]
         ],
         join_paths=[connecting_tree(graph, spec["joined"]).model_dump()],
         definitions=spec.get("definitions", []),

@@ -126,19 +126,7 @@ class Metadata(BaseModel):
         """`other` wins where both say something (the overlay is applied after dbt)."""
         merged = self.model_copy(deep=True)
         for name, table in other.tables.items():
-            mine = merged.tables.setdefault(name, TableMeta())
-            for field_name in ("description", "deprecated"):
-                if getattr(table, field_name):
-                    setattr(mine, field_name, getattr(table, field_name))
-            mine.synonyms = list(dict.fromkeys([*mine.synonyms, *table.synonyms]))
-            mine.certified = mine.certified or table.certified
-            for column_name, column in table.columns.items():
-                target = mine.columns.setdefault(column_name, ColumnMeta())
-                if column.description:
-                    target.description = column.description
-                target.synonyms = list(dict.fromkeys([*target.synonyms, *column.synonyms]))
-                target.values.update(column.values)
-                target.accepted_values = column.accepted_values or target.accepted_values
+            _merge_table(merged.tables.setdefault(name, TableMeta()), table)
         merged.relationships += other.relationships
         merged.joins += other.joins
         merged.not_joins += other.not_joins
@@ -152,9 +140,34 @@ class Metadata(BaseModel):
         return merged
 
     def table_meta(self, graph_name: str) -> TableMeta | None:
-        """Metadata for a graph table, by full name or by bare name."""
+        """Metadata for a graph table, by full name and by bare name: a dbt model says
+        `orders`, the overlay `shop.orders`; what both say is merged, the full name's entry
+        winning where both say something (its description over the model's, say)."""
         lowered = {k.lower(): v for k, v in self.tables.items()}
-        return lowered.get(graph_name.lower()) or lowered.get(graph_name.rsplit(".", 1)[-1].lower())
+        full = lowered.get(graph_name.lower())
+        bare = lowered.get(graph_name.rsplit(".", 1)[-1].lower())
+        if full is None or bare is None or full is bare:
+            return full or bare
+        merged = bare.model_copy(deep=True)
+        _merge_table(merged, full)
+        return merged
+
+
+def _merge_table(mine: TableMeta, other: TableMeta) -> None:
+    """`other` into `mine`, `other` winning where both say something."""
+    for field_name in ("description", "deprecated"):
+        if getattr(other, field_name):
+            setattr(mine, field_name, getattr(other, field_name))
+    mine.synonyms = list(dict.fromkeys([*mine.synonyms, *other.synonyms]))
+    mine.certified = mine.certified or other.certified
+    mine.depends_on = list(dict.fromkeys([*mine.depends_on, *other.depends_on]))
+    for column_name, column in other.columns.items():
+        target = mine.columns.setdefault(column_name, ColumnMeta())
+        if column.description:
+            target.description = column.description
+        target.synonyms = list(dict.fromkeys([*target.synonyms, *column.synonyms]))
+        target.values.update(column.values)
+        target.accepted_values = column.accepted_values or target.accepted_values
 
 
 def _load_yaml(path: Path) -> Any:

@@ -6,6 +6,8 @@ it), taking parts out in this order, each kind to the end before the next:
 1. examples, the last first;
 2. value lists: the values shown beside columns, from the last column up, then the value
    meanings (`value_mappings`), the last first;
+2b. descriptions: the columns', from the last column up, then the tables', from the last
+   table up (a database comment shown from the schema stays with its column);
 3. tier-2 columns, from the last up — never a key or join column of a table the pack keeps,
    never a table's last column;
 4. definitions, the last first;
@@ -88,6 +90,11 @@ def without(pack: ContextPack, graph: SchemaGraph, parts: list[DroppedPart]) -> 
     for column in fitted.columns:
         if ("values", f"{column.table}.{column.name}") in out:
             column.values = []
+        if ("description", f"{column.table}.{column.name}") in out:
+            column.description = ""
+    for choice in fitted.tables:
+        if ("description", choice.name) in out:
+            choice.description = ""
     fitted.value_mappings = {
         k: v for k, v in fitted.value_mappings.items() if ("value_mapping", k) not in out
     }
@@ -112,6 +119,10 @@ def _shows(candidate: ContextPack, pack: ContextPack, part: DroppedPart) -> bool
         return bool(present) and (part.kind == "column" or bool(present[0].values))
     if part.kind == "value_mapping":
         return part.name in candidate.value_mappings
+    if part.kind == "description":
+        return any(t.name == part.name and t.description for t in candidate.tables) or any(
+            f"{c.table}.{c.name}" == part.name and c.description for c in candidate.columns
+        )
     if part.kind == "table":
         return any(t.name == part.name for t in candidate.tables) and (
             _in_joins(candidate, part.name) or not _in_joins(pack, part.name)
@@ -140,6 +151,14 @@ def _cuts(pack: ContextPack, graph: SchemaGraph) -> Iterator[DroppedPart]:
     while pack.value_mappings:
         mapped, _ = pack.value_mappings.popitem()
         yield DroppedPart(kind="value_mapping", name=mapped)
+    for column in reversed(pack.columns):
+        if column.description:
+            column.description = ""
+            yield DroppedPart(kind="description", name=f"{column.table}.{column.name}")
+    for choice in reversed(pack.tables):
+        if choice.description:
+            choice.description = ""
+            yield DroppedPart(kind="description", name=choice.name)
     for column in reversed(list(pack.columns)):
         if column.tier == 2 and _removable(pack, graph, column.table, column.name):
             pack.columns.remove(column)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from schemawise.enrich.metadata import Metadata
-from schemawise.graph.model import SchemaGraph
+from schemawise.graph.model import Column, SchemaGraph
 from schemawise.prune.columns import ColumnPick, PruneInput, join_keys_of, prune
-from schemawise.retrieve.pack import ColumnChoice
+from schemawise.retrieve.pack import ColumnChoice, short_description
 from schemawise.retrieve.settings import ContextSettings
 from schemawise.retrieve.values import shown_values
 
@@ -48,4 +48,17 @@ def _column_choice(
     return ColumnChoice(
         table=pick.table, name=pick.name, tier=pick.tier, reason=pick.why,
         values=shown_values(profile, column.type if column else "", text),
+        description=column_description(meta, pick.table, pick.name, column),
     )  # fmt: skip
+
+
+def column_description(meta: Metadata | None, table: str, name: str, column: Column | None) -> str:
+    """What the team's metadata says the column is, unless its database comment (shown from
+    the schema) says the same."""
+    described = meta.table_meta(table) if meta is not None else None
+    entry = described.columns.get(name) if described else None
+    if entry is None and described is not None:
+        entry = {k.lower(): v for k, v in described.columns.items()}.get(name.lower())
+    text = short_description(entry.description if entry else None)
+    comment = short_description(column.comment if column else None)
+    return "" if not text or text == comment else text

@@ -15,6 +15,9 @@ class TableChoice(BaseModel):
     name: str
     score: float
     reasons: list[str] = Field(default_factory=list)
+    # What the table is, as the team wrote it (dbt, the overlay, a dictionary, a model's
+    # description) or its database comment; cut to DESCRIPTION_CHARS. "" when nothing says.
+    description: str = ""
     # Only in `passed_over`: why the table is not in the pack.
     left_out: LeftOut | None = None
 
@@ -26,10 +29,15 @@ class ColumnChoice(BaseModel):
     reason: str = ""
     # A few values the column holds, as written in the data (profiles), the question's first.
     values: list[str] = Field(default_factory=list)
+    # What the metadata says the column is, when its database comment does not say it
+    # already (the comment is shown from the schema); cut to DESCRIPTION_CHARS.
+    description: str = ""
 
 
 # What a token budget can take out of a pack, in the order it does (retrieve/budget.py).
-DroppedKind = Literal["example", "values", "value_mapping", "column", "definition", "table"]
+DroppedKind = Literal[
+    "example", "values", "value_mapping", "description", "column", "definition", "table"
+]
 
 
 class DroppedPart(BaseModel):
@@ -47,6 +55,18 @@ class SourceScore(BaseModel):
 
 # How many runners-up a pack names.
 ALTERNATIVES = 3
+# A description in the pack is a hint of what a table or column means, not its documentation:
+# longer ones are cut at a word, with "…".
+DESCRIPTION_CHARS = 160
+
+
+def short_description(text: str | None) -> str:
+    """`text` on one line, cut at a word before DESCRIPTION_CHARS."""
+    flat = " ".join((text or "").split())
+    if len(flat) <= DESCRIPTION_CHARS:
+        return flat
+    cut = flat[: DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"
 
 
 class ContextPack(BaseModel):

@@ -1,5 +1,6 @@
-"""The pack as prompt text: definitions, value meanings, `CREATE TABLE`-like blocks (primary
-keys marked, column comments and values), examples, joins and their warnings."""
+"""The pack as prompt text: definitions, value meanings, `CREATE TABLE`-like blocks (each
+after its table's description; primary keys marked, column comments, descriptions and
+values), examples, joins and their warnings."""
 
 from __future__ import annotations
 
@@ -30,12 +31,17 @@ def render(pack: ContextPack, graph: SchemaGraph) -> str:
             col = table.column(column.name)
             last = number == len(chosen_columns) - 1 and not composite_key
             key = " PRIMARY KEY" if table.primary_key == [column.name] else ""
-            notes = [n for n in (col.comment if col else "", render_values(column.values)) if n]
+            # A description ends no sentence before the values: "signup; e.g. 'SMB'".
+            described = column.description.rstrip(".")
+            said = (col.comment if col else "", described, render_values(column.values))
+            notes = [n for n in said if n]
             comment = f" -- {'; '.join(notes)}" if notes else ""
             comma = "" if last else ","
             cols.append(f"  {column.name} {col.type if col else ''}{key}{comma}{comment}")
         if composite_key:
             cols.append(f"  PRIMARY KEY ({', '.join(table.primary_key)})")
+        if choice.description:
+            lines.append(f"-- {choice.name}: {choice.description}")
         if table.shards:
             lines.append(
                 f"-- {choice.name} stands for {len(table.shards)} sharded tables, "

@@ -21,7 +21,7 @@ from schemawise.rank.structural import (
 )
 from schemawise.retrieve.dates import date_dimensions
 from schemawise.retrieve.evidence import TableEvidence, asked_by_other_name, table_terms
-from schemawise.retrieve.pack import TableChoice
+from schemawise.retrieve.pack import TableChoice, short_description
 from schemawise.retrieve.settings import ContextSettings
 
 
@@ -118,6 +118,7 @@ def choose_tables(
             score=round(score_of.get(name, 0.0), 5),
             reasons=counted([*reasons.get(name, []), *notes.get(name, [])])
             or ["joins the chosen tables"],
+            description=table_description(graph, meta, name),
         )
         for name in tables
     ]
@@ -128,6 +129,15 @@ def choose_tables(
         if p.candidate.table not in tables
     ]  # fmt: skip
     return ChosenTables(choices, paths, passed)
+
+
+def table_description(graph: SchemaGraph, meta: Metadata | None, name: str) -> str:
+    """What the team's metadata says the table is, else its database comment (short)."""
+    described = meta.table_meta(name) if meta is not None else None
+    table = graph.table(name)
+    return short_description(
+        (described.description if described else None) or (table.comment if table else None)
+    )
 
 
 def connect(
