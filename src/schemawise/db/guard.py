@@ -137,11 +137,19 @@ class RowCollector:
             return False
         size = row_bytes(row)
         if self.size + size > self.limits.max_bytes:
-            self.truncated, self.reason = True, f"more than {self.limits.max_bytes:,} bytes"
+            self.truncated, self.reason = True, over_bytes(self.limits, len(self.rows))
             return False
         self.size += size
         self.rows.append(list(row))
         return True
+
+
+def over_bytes(limits: Limits, kept: int) -> str:
+    """Why the rows stopped at the byte cap; with none kept, that the first row alone is over
+    it (else "0 rows, truncated" reads as a query that found nothing)."""
+    if kept == 0:
+        return f"the first row alone is over the {limits.max_bytes:,}-byte cap: no row is shown"
+    return f"more than {limits.max_bytes:,} bytes"
 
 
 def fetch_capped(

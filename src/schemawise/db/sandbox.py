@@ -406,7 +406,7 @@ class SandboxSession:
         elif why == "bytes":
             # The next row would pass the byte cap: the child measured it and did not send it.
             collector.truncated = True
-            collector.reason = f"more than {self.limits.max_bytes:,} bytes"
+            collector.reason = over_bytes(self.limits, len(collector.rows))
         elif why is not None:
             self._broken(f"rows ended with {why!r:.40} after {len(collector.rows)} rows")
 
@@ -465,4 +465,5 @@ from schemawise.db.guard import (  # noqa: E402
     Limits,
     QueryResult,
     RowCollector,
+    over_bytes,
 )
