@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import typer
 
 from schemawise import __version__
-from schemawise.cli_support import err, handle_errors, out, real_console
+from schemawise.cli_support import JsonErrorsGroup, err, handle_errors, out, real_console
 from schemawise.errors import SchemawiseError
 from schemawise.terminal import assemble, plain
 
@@ -32,6 +32,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    cls=JsonErrorsGroup,
 )
 db_app = typer.Typer(
     help="Manage the embedded PostgreSQL that holds the demo.", no_args_is_help=True
