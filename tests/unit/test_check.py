@@ -415,3 +415,24 @@ def test_a_bare_postgres_name_is_looked_up_on_the_search_path(sql: str, unknown:
     assert [p.model_dump()["table"] for p in problems] == unknown
     for problem in problems:
         assert "search path" in problem.message and "Write the schema" in problem.hint
+
+
+def test_the_fanout_hint_names_the_column_to_pre_aggregate_by() -> None:
+    # The join that repeats orders starts at orders itself: "per orders key" said nothing.
+    [problem] = check_sql(
+        "SELECT sum(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", GRAPH
+    ).fanout
+    assert problem.hint.startswith("Pre-aggregate orders by orders.order_id in a CTE")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM pg_stat_activity",
+        "SELECT * FROM information_schema.tables",
+        "SELECT name FROM sqlite_master",
+    ],
+)
+def test_a_system_catalog_is_named_as_one_not_as_missing(sql: str) -> None:
+    errors = [p for p in check_sql(sql, PG).errors if p.type == "unknown_table"]
+    assert errors and "is a system catalog" in errors[0].message, errors

@@ -338,3 +338,21 @@ def test_a_syntax_error_is_said_in_the_users_words(sql: str, says: str) -> None:
     assert says in text
     for internal in ("<Token", "TokenType", "<class", "sqlglot"):
         assert internal not in text
+
+
+@pytest.mark.parametrize(
+    ("sql", "word"),
+    [
+        ("EXPLAIN ANALYZE SELECT 1", "EXPLAIN"),
+        ("SHOW search_path", "SHOW"),
+        ("LISTEN foo", "LISTEN"),
+        ("DELETE FROM shop.orders", "DELETE"),
+        ("INSERT INTO shop.regions VALUES (99, 'x', 'y')", "INSERT"),
+    ],
+)
+def test_a_refused_statement_is_named_as_its_writer_would(sql: str, word: str) -> None:
+    # Not by sqlglot's node names ("this is COMMAND", "this is ALIAS").
+    result = check_safety(sql, "postgres")
+    assert not result.ok
+    message = result.problems[0].message
+    assert message.endswith(f"this is {word}."), message

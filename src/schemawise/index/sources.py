@@ -293,7 +293,7 @@ def load_graphs(
         unknown = [s for s in sources if s not in graphs]
         if unknown:
             raise SchemawiseError(
-                f"No indexed source {', '.join(unknown)}.",
+                f"No indexed source {', '.join(repr(u) for u in unknown)}.",
                 f"Indexed: {', '.join(sorted(graphs)) or 'none'}.",
             )
         graphs = {k: v for k, v in graphs.items() if k in sources}

@@ -130,7 +130,9 @@ def apply_schema_mentions(
             continue
         if named:
             candidate.score *= 1 + tuning.schema_named * len(named) / len(own)
-            candidate.reasons.append(f"its schema is named: {', '.join(sorted(named))}")
+            # The schema as written, not the words matched (`sale` of `sales`, singular).
+            schema = candidate.table.rsplit(".", 1)[0]
+            candidate.reasons.append(f"its schema is named: {schema}")
 
 
 def _schema(table: str) -> str:

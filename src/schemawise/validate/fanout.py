@@ -123,12 +123,16 @@ def _problem(
     edge = pair.edge
     assert edge is not None
     owner_table, via, other = facts.tables[owner], facts.tables[source], facts.tables[target]
+    # Per the key of the table the repeating join starts from; when that is the aggregated
+    # table itself, by the column it joins on ("per sales.orders key" said nothing).
+    column = pair.left_column if pair.left_alias == source else pair.right_column
+    per = f"by {via}.{column}" if via == owner_table else f"per {via} key"
     return SqlProblem.of(
         "fanout_risk",
         f"{aggregate.sql()} aggregates rows of {owner_table} that the join from {via} to "
         f"{other} repeats ({edge.describe()} is {edge.cardinality.replace('_', '-')}): each "
         f"{owner_table} row is counted once per matching {other} row.",
-        f"Pre-aggregate {owner_table} per {via} key in a CTE (WITH x AS (SELECT …, SUM(…) "
+        f"Pre-aggregate {owner_table} {per} in a CTE (WITH x AS (SELECT …, SUM(…) "
         f"FROM {owner_table} GROUP BY …)) and join that, or aggregate {other} separately; "
         "COUNT(DISTINCT …), MIN and MAX are safe.",
         aggregate=aggregate.sql(),

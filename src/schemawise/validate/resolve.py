@@ -97,6 +97,19 @@ def _unknown_tables(tree: exp.Expression, graph: SchemaGraph) -> list[SqlProblem
         if isinstance(node.this, exp.Func) or find_table(graph, node) is not None:
             continue
         written = ".".join(p for p in (node.db, node.name) if p)
+        if _system_catalog(node):
+            problems.append(
+                SqlProblem.of(
+                    "unknown_table",
+                    f"Table {written} is a system catalog, not one of the database's tables: "
+                    "queries read only the tables of the schema graph.",
+                    "Ask about the data; for the server's own state use psql as an "
+                    "administrator.",
+                    table=written,
+                    closest=[],
+                )
+            )
+            continue
         if elsewhere := unqualified_elsewhere(graph, node):
             problems.append(
                 SqlProblem.of(
@@ -125,6 +138,17 @@ def _unknown_tables(tree: exp.Expression, graph: SchemaGraph) -> list[SqlProblem
             )
         )
     return problems
+
+
+def _system_catalog(node: exp.Table) -> bool:
+    """`pg_stat_activity`, `information_schema.tables`, `sqlite_master`: the server's own
+    tables, which the graph never holds (it is not that they do not exist)."""
+    schema, name = (node.db or "").lower(), node.name.lower()
+    return (
+        schema in ("pg_catalog", "information_schema")
+        or (not schema and name.startswith(("pg_", "sqlite_")))
+        or name in ("sqlite_master", "sqlite_schema", "duckdb_tables", "duckdb_columns")
+    )
 
 
 def _literalise_quoted_strings(tree: exp.Expression, graph: SchemaGraph) -> None:

@@ -164,7 +164,7 @@ def check_safety(sql: str, dialect: str = "postgres") -> SafetyResult:
         )
     tree = statements[0]
     if not isinstance(tree, _ALLOWED_ROOTS):
-        kind = tree.key.upper()
+        kind = statement_word(tree, sql)
         return _refuse(
             f"Only SELECT, WITH … SELECT and VALUES are allowed; this is {kind}.",
             "Rewrite it as a read-only SELECT.",
@@ -231,3 +231,15 @@ def _forbidden(call: Call, dialect: str) -> SqlProblem:
         "JSON, array); write its name unquoted and without a schema.",
         function=call.display if call.operator else call.name,
     )
+
+
+def statement_word(tree: exp.Expr, sql: str) -> str:
+    """What kind of statement it is, as its writer would name it: `EXPLAIN`, `SHOW`, `LISTEN`
+    (sqlglot parses statements it does not model as a command or an alias, whose node names
+    say nothing to the writer), else the statement's type (`DELETE`, `INSERT`)."""
+    if isinstance(tree, exp.Command):
+        return str(tree.this).upper()
+    if isinstance(tree, exp.Alias | exp.Column | exp.Identifier | exp.Literal):
+        words = sql.lstrip(" \t\n(").split(None, 1)
+        return words[0].upper() if words else tree.key.upper()
+    return tree.key.upper()
