@@ -316,3 +316,22 @@ def test_a_follow_up_clearly_about_another_database_is_noted(
     other = elsewhere(alone, spider_sources[str(case["from"])], floor_applies=True)
     expected = None if case.get("stays") else spider_sources[str(case["moves_to"])]
     assert other == expected, (alone.source, [(a.source, a.score) for a in alone.alternatives])
+
+
+def test_a_passed_over_tables_score_reads_as_the_share_its_reason_gives(
+    chinook_source: str, embedded_url: str
+) -> None:
+    import re
+
+    pack = api.context(
+        "top 5 artists by number of tracks sold", sources=[chinook_source], index_url=embedded_url
+    )
+    assert pack.passed_over, "a pack that passes tables over"
+    first = pack.tables[0].score
+    scores = [t.score for t in pack.passed_over]
+    assert scores == sorted(scores, reverse=True)  # best first
+    for table in pack.passed_over:
+        said = re.search(r"scored (\d\.\d\d) of the first table's score", table.reasons[0])
+        assert said is not None, table.reasons
+        # The reason rounds down under its bar, hence 0.011.
+        assert abs(float(said.group(1)) - table.score / first) < 0.011, (table, first)

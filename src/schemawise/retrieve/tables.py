@@ -122,10 +122,14 @@ def choose_tables(
         )
         for name in tables
     ]
+    # A table passed over is scored as the bar it failed compared it: its share of the first
+    # table's score, after the rerank's adjustments for what was chosen, so that its score over
+    # the first's reads as the share its reason gives; best first by that.
+    top = picked[0].score if picked else 0.0
     passed = [
-        TableChoice(name=p.candidate.table, score=round(p.candidate.score, 5),
+        TableChoice(name=p.candidate.table, score=round(p.share * top, 5),
                     reasons=[p.why, *counted(p.candidate.reasons)], left_out=p.cause)
-        for p in left_out
+        for p in sorted(left_out, key=lambda p: -p.share)
         if p.candidate.table not in tables
     ]  # fmt: skip
     return ChosenTables(choices, paths, passed)
