@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,6 +59,30 @@ class ExtractOptions:
     sample_rows: int = 200_000
 
 
+# A check refused for a table: Postgres names the table in its message, which may not be the
+# table the check was for (an inclusion check of a readable child in an unreadable parent).
+_DENIED = re.compile(r'permission denied for (?:table|relation|view) "?([\w.$]+)"?', re.IGNORECASE)
+
+
+def _new_problems(found: list[Problem], known: list[Problem]) -> list[Problem]:
+    """The data checks' problems less those already said: a table the catalog found
+    unreadable was warned of once, with its grant (each failed check on it said it again, under
+    whichever table the check was for), and a problem said twice is said once."""
+    unreadable = {
+        p.table.rsplit(".", 1)[-1].lower()
+        for p in known
+        if p.table and p.stage == "catalog" and "permission denied" in p.message
+    }
+    out: list[Problem] = []
+    for problem in found:
+        denied = _DENIED.search(problem.message)
+        if denied and denied.group(1).rsplit(".", 1)[-1].lower() in unreadable:
+            continue
+        if problem not in out:
+            out.append(problem)
+    return out
+
+
 def extract_graph(
     source: Source,
     options: ExtractOptions | None = None,
@@ -112,7 +137,7 @@ def extract_graph(
                 measure_inclusion(edge, graph, checker)
     add_bridges(graph)
     if checker is not None:
-        graph.problems.extend(checker.problems)
+        graph.problems.extend(_new_problems(checker.problems, graph.problems))
         if checker.skipped_for_budget:
             graph.problems.append(
                 budget_problem(checker.skipped_for_budget, options.budget_seconds)

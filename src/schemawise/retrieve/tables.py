@@ -112,6 +112,16 @@ def choose_tables(
     weakest = min((c.score for c in picked), default=0.0)
     for table in brought:
         score_of[table] = max(score_of.get(table, 0.0), weakest)
+    # A table the indexing role could not read: its structure is known, its rows may not be.
+    unreadable = {
+        p.table
+        for p in graph.problems
+        if p.table and p.stage == "catalog" and "permission denied" in p.message
+    }
+    for name in unreadable & set(tables):
+        notes.setdefault(name, []).append(
+            "the role that indexed it could not read it: a query on it may be refused"
+        )
     choices = [
         TableChoice(
             name=name,
