@@ -487,7 +487,14 @@ def _index_url(index_url: str | None) -> str:
 @handle_errors
 def index_command(
     url: UrlArg,
-    name: Annotated[str | None, typer.Option("--name", help="Name of this source.")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="Name of this source (default: the database name, or the file name without "
+            "its extension). Indexing again under a name replaces what it held.",
+        ),
+    ] = None,
     dictionary: Annotated[
         Path | None, typer.Option("--dictionary", help="BIRD-style database_description folder.")
     ] = None,

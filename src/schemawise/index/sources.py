@@ -29,7 +29,7 @@ from schemawise.enrich.querylog import read_log
 from schemawise.enrich.usage import tables_and_columns, usage_from_log
 from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
-from schemawise.graph.model import SchemaGraph
+from schemawise.graph.model import Problem, SchemaGraph
 from schemawise.index import store
 from schemawise.index.cards import (
     Document,
@@ -148,8 +148,12 @@ def index_source(
         conn.execute(SOURCES_SQL)
         remove_benchmark_leftovers(conn)
         previous = conn.execute(
-            "SELECT version FROM schemawise.index_sources WHERE source = %s", (name,)
+            "SELECT version, url, options FROM schemawise.index_sources WHERE source = %s",
+            (name,),
         ).fetchone()
+        stored_url = redact(absolute_url(url))
+        # Said in this report only: the stored graph keeps what extraction found.
+        said = reindex_problems(name, stored_url, options, len(graph.tables), previous)
         # One transaction for the documents and their registration: an interrupted `index`
         # leaves the index as it was (nothing partial, nothing unregistered).
         counts = store.replace_source(conn, name, docs, embedder, graph.version, say, commit=False)
@@ -161,7 +165,7 @@ def index_source(
             "options = EXCLUDED.options, indexed_at = now()",
             (
                 name,
-                redact(absolute_url(url)),
+                stored_url,
                 graph.version,
                 graph.to_json(indent=None),
                 len(docs),
@@ -180,8 +184,51 @@ def index_source(
         embedded=counts.embedded,
         removed=counts.removed,
         seconds=round(time.perf_counter() - started, 3),
-        problems=[p.model_dump() for p in graph.problems],
+        problems=[p.model_dump() for p in [*graph.problems, *said]],
     )
+
+
+# The files an index is enriched with, by the option that gives them.
+_FILE_OPTIONS = {"dbt": "--dbt", "overlay": "--overlay", "dictionary": "--dictionary",
+                 "query_log": "--query-log"}  # fmt: skip
+
+
+def reindex_problems(
+    name: str,
+    url: str,
+    options: dict[str, Any],
+    tables: int,
+    previous: tuple[Any, ...] | None,
+) -> list[Problem]:
+    """What a user indexing `name` again should know: that it held another database (now
+    replaced), that files it was enriched with are not given this time (their metadata goes),
+    or that the database has no table at all. `previous`: (version, url, options) stored."""
+    problems: list[Problem] = []
+    if tables == 0:
+        problems.append(Problem(
+            stage="index", message=f"No table was found in {url}.",
+            hint="Check the database name, --schema, and that the role may see the tables "
+            "(USAGE on their schema).",
+        ))  # fmt: skip
+    if previous is None:
+        return problems
+    _, before, stored = previous
+    if before and before != url:
+        problems.append(Problem(
+            stage="index", message=f"{name} held {before}; it now holds {url} instead.",
+            hint=f"To keep both, index the other one with --name (its own name, not {name}).",
+        ))  # fmt: skip
+    stored = stored if isinstance(stored, dict) else json.loads(stored or "{}")
+    dropped = [key for key in _FILE_OPTIONS if stored.get(key) and not options.get(key)]
+    for key in dropped:
+        problems.append(Problem(
+            stage="index",
+            message=f"{name} was indexed with {_FILE_OPTIONS[key]} {stored[key]}, not given "
+            "this time: what it said is no longer in the index.",
+            hint=f"Give it again, or run `schemawise sync {name}`, which keeps the files a "
+            "source was indexed with.",
+        ))  # fmt: skip
+    return problems
 
 
 def team_metadata(dbt: Path | None = None, overlay: Path | None = None) -> Metadata:
