@@ -124,14 +124,30 @@ def test_permission_denied_on_one_table(mishap_url: str) -> None:
     assert graph.table("mishap.secrets") is not None
 
 
-def test_query_log_errors_name_the_line(tmp_path: Path) -> None:
+def test_query_log_lines_that_are_no_entry_are_skipped_and_named(tmp_path: Path) -> None:
+    # One stray line (a log cut short while written) no longer loses the whole log.
+    from schemawise.graph.extract import unread_log_problems
+    from schemawise.graph.infer import join_pairs, read_query_log
+
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"sql": "select 1"}\nnot json\n{"user": "x"}\n{"sql": "SELEC oops FROM"}\n')
+    entries = read_query_log(log)
+    assert [e.sql for e in entries] == ["select 1", "SELEC oops FROM"]
+    assert entries.skipped == [f"{log}:2: not JSON (Expecting value)", f"{log}:3: no `sql` field"]
+    [problem] = unread_log_problems(entries, join_pairs(entries, "postgres"))
+    assert problem.stage == "query_log"
+    assert f"2 lines not an entry (first: {log}:2" in problem.message
+    assert "1 query whose SQL did not parse" in problem.message
+
+
+def test_a_file_with_no_log_entry_at_all_is_refused_naming_the_line(tmp_path: Path) -> None:
     from schemawise.graph.infer import read_query_log
 
     log = tmp_path / "log.jsonl"
-    log.write_text('{"sql": "select 1"}\nnot json\n')
+    log.write_text("not json\nnor this\n")
     with pytest.raises(SchemawiseError) as info:
         read_query_log(log)
-    assert f"{log}:2" in info.value.message
+    assert f"{log}:1" in info.value.message
 
 
 @pytest.mark.parametrize(

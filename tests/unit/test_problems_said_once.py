@@ -54,3 +54,21 @@ def test_a_table_the_indexing_role_could_not_read_is_marked_in_the_pack() -> Non
     reasons = {t.name: t.reasons for t in chosen.tables}
     assert any("could not read it" in r for r in reasons["hr.payroll"])
     assert not any("could not read it" in r for r in reasons.get("ops.employees", []))
+
+
+def test_an_edge_found_by_its_name_and_the_log_keeps_the_logs_count() -> None:
+    from schemawise.graph.extract import _keep_log_count
+    from schemawise.graph.model import Edge, Evidence
+
+    def edge(source: str, joins: int | None) -> Edge:
+        return Edge(child_table="payments", child_columns=["ord_id"], parent_table="orders",
+                    parent_columns=["ord_id"], source=source,  # type: ignore[arg-type]
+                    evidence=Evidence(query_log_joins=joins))  # fmt: skip
+
+    named, logged = edge("inferred_name", None), edge("query_log", 7)
+    _keep_log_count(named, logged)
+    assert named.evidence.query_log_joins == 7
+    # A count the kept edge has is not replaced.
+    counted = edge("inferred_name", 3)
+    _keep_log_count(counted, logged)
+    assert counted.evidence.query_log_joins == 3

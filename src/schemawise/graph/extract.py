@@ -20,6 +20,7 @@ from schemawise.graph.datachecks import DataChecker
 from schemawise.graph.infer import (
     MIN_CONFIDENCE,
     Candidate,
+    JoinPairs,
     QueryLogEntry,
     composite_candidates,
     containment_candidates,
@@ -81,6 +82,33 @@ def _new_problems(found: list[Problem], known: list[Problem]) -> list[Problem]:
         if problem not in out:
             out.append(problem)
     return out
+
+
+def _keep_log_count(kept: Edge, other: Edge) -> None:
+    """An edge found by its name and by the query log keeps how often the log joined it."""
+    if kept.evidence.query_log_joins is None and other.evidence.query_log_joins is not None:
+        kept.evidence.query_log_joins = other.evidence.query_log_joins
+
+
+def unread_log_problems(log: list[QueryLogEntry], pairs: JoinPairs) -> list[Problem]:
+    """What of the query log was not read: lines that are no entry, SQL that did not parse."""
+    skipped = getattr(log, "skipped", [])
+    if not skipped and not pairs.failed:
+        return []
+    parts = []
+    if skipped:
+        parts.append(f"{len(skipped)} line{'s' if len(skipped) > 1 else ''} not an entry "
+                     f"(first: {skipped[0]})")  # fmt: skip
+    if pairs.failed:
+        parts.append(f"{pairs.failed} quer{'ies' if pairs.failed > 1 else 'y'} whose SQL did "
+                     "not parse")  # fmt: skip
+    return [Problem(
+        stage="query_log",
+        message=f"Not read from the query log: {'; '.join(parts)}. The other "
+        f"{pairs.parsed} queries were.",
+        hint="A log line is one JSON object with `sql`; SQL in another dialect than the "
+        "database's does not parse.",
+    )]  # fmt: skip
 
 
 def extract_graph(
@@ -270,7 +298,9 @@ def _infer(
     candidates: list[Candidate] = _restored(name_candidates(view, measured_view), back)
     candidates += _restored(composite_candidates(view), back)
     if query_log:
-        candidates += query_log_candidates(graph, join_pairs(query_log, graph.dialect))
+        pairs = join_pairs(query_log, graph.dialect)
+        candidates += query_log_candidates(graph, pairs)
+        graph.problems.extend(unread_log_problems(query_log, pairs))
     kept: dict[frozenset[tuple[str, tuple[str, ...]]], Edge] = {}
     for candidate in candidates:
         edge = candidate.edge
@@ -296,9 +326,11 @@ def _infer(
         if previous is None or verdict.confidence > previous.confidence:
             if previous is not None:
                 verdict.evidence.notes.append(f"also found by {previous.source}")
+                _keep_log_count(verdict, previous)
             kept[key] = verdict
         elif previous.source != verdict.source:
             previous.evidence.notes.append(f"also found by {verdict.source}")
+            _keep_log_count(previous, verdict)
     # Composite references the data confirmed that a smaller one of the same child implies.
     for edge in implied_composites(list(kept.values()), graph):
         del kept[edge.unordered_key()]

@@ -584,26 +584,41 @@ class JoinPairs:
     failed: int = 0
 
 
-def read_query_log(path: Path) -> list[QueryLogEntry]:
-    """A JSONL query log: one object per line with `sql` (or `query`), `user`, `timestamp`."""
+class QueryLog(list[QueryLogEntry]):
+    """A query log's entries, and the lines that were not read (`path:line` and why)."""
+
+    def __init__(self, entries: Iterable[QueryLogEntry] = (), skipped: list[str] | None = None):
+        super().__init__(entries)
+        self.skipped = skipped or []
+
+
+def read_query_log(path: Path) -> QueryLog:
+    """A JSONL query log: one object per line with `sql` (or `query`), `user`, `timestamp`.
+    A line that is not one (a log cut short while written, a stray line) is skipped and
+    listed in `skipped`; a file with no such line at all is refused (it is not a query log)."""
     if not path.is_file():
         raise SchemawiseError(f"No query log at {path}.", "Give a JSONL file: one {sql, user, …}.")
-    entries = []
+    entries = QueryLog()
+    first_error: SchemawiseError | None = None
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise SchemawiseError(
+            entries.skipped.append(f"{path}:{number}: not JSON ({exc.msg})")
+            first_error = first_error or SchemawiseError(
                 f"{path}:{number} is not JSON ({exc.msg}).",
                 "Each line of a query log is one JSON object with a `sql` field.",
-            ) from exc
+            )
+            continue
         sql = row.get("sql") or row.get("query") if isinstance(row, dict) else None
         if not isinstance(sql, str):
-            raise SchemawiseError(
+            entries.skipped.append(f"{path}:{number}: no `sql` field")
+            first_error = first_error or SchemawiseError(
                 f"{path}:{number} has no `sql` field.", "Each line needs `sql` (text)."
             )
+            continue
         calls = row.get("calls")
         entries.append(
             QueryLogEntry(
@@ -613,6 +628,8 @@ def read_query_log(path: Path) -> list[QueryLogEntry]:
                 calls if isinstance(calls, int) and calls > 0 else 1,
             )
         )
+    if not entries and first_error is not None:
+        raise first_error
     return entries
 
 
