@@ -121,6 +121,33 @@ def test_the_overlay_states_and_denies_joins_in_the_indexed_graph(
     assert edge.evidence.inclusion == 0.8
 
 
+def test_a_stated_join_that_matches_no_value_is_said_and_not_preferred(
+    embedded_url: str, tmp_path: Path
+) -> None:
+    # The team's typo: the warehouse's name for its id. Kept (the team said so), said at
+    # indexing, and a path between the two tables takes the join that returns rows.
+    from schemawise.graph.paths import shortest_join_path
+
+    database = tmp_path / "ops.sqlite"
+    with sqlite3.connect(database) as conn:
+        conn.executescript("""
+            CREATE TABLE warehouses (wh_id INTEGER PRIMARY KEY, wh_nm TEXT);
+            CREATE TABLE employees (emp_id INTEGER PRIMARY KEY, wh_id INTEGER
+                REFERENCES warehouses (wh_id), full_name TEXT);
+            INSERT INTO warehouses VALUES (1, 'Berlin DC'), (2, 'Austin DC'), (3, 'Lyon DC');
+            INSERT INTO employees VALUES (1, 1, 'Ann'), (2, 2, 'Bo'), (3, 3, 'Cy'), (4, 1, 'Di');
+        """)  # fmt: skip
+    overlay = tmp_path / "schemawise.yml"
+    overlay.write_text("joins:\n  - from: employees.wh_id\n    to: warehouses.wh_nm\n")
+    url = f"sqlite:///{database}"
+    report = index_source(embedded_url, url, "ops_typo", overlay=overlay, profile=False)
+    said = [p for p in report.problems if p["stage"] == "overlay"]
+    assert len(said) == 1 and "matches no value" in said[0]["message"], report.problems
+    graph = load_graph_of(embedded_url, url, "ops_typo", overlay)
+    path = shortest_join_path(graph, "employees", "warehouses")
+    assert [(e.on[0][0], e.on[0][1]) for e in path.edges] == [("wh_id", "wh_id")]
+
+
 def test_a_denied_declared_key_and_a_typo_in_the_overlay(embedded_url: str, tmp_path: Path) -> None:
     from schemawise.graph.reuse import EXTRACTED, INDEXED, graph_for
 

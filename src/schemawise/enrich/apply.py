@@ -12,6 +12,7 @@ from schemawise.graph import cardinality
 from schemawise.graph.datachecks import DataChecker
 from schemawise.graph.extract import add_bridges, budget_problem, measure_inclusion
 from schemawise.graph.model import Edge, Evidence, Problem, SchemaGraph, Table
+from schemawise.graph.naming import type_family
 
 
 def add_relationships(graph: SchemaGraph, meta: Metadata) -> int:
@@ -106,6 +107,16 @@ def apply_overlay_joins(
         cardinality.assign(edge, graph, checker)
         if checker is not None:
             measure_inclusion(edge, graph, checker)
+        if (doubt := _doubtful(graph, edge)) is not None:
+            # Kept (the team said so), but said: a typo of a column joins nothing.
+            problem = Problem(
+                table=edge.child_table, stage="overlay",
+                message=f"the overlay's join {join.describe()} {doubt}",
+                hint="Check the columns it names (`schemawise graph URL` shows the joins the "
+                "data upholds); a stated join is kept as the team wrote it.",
+            )  # fmt: skip
+            graph.problems.append(problem)
+            done.problems.append(problem)
         graph.edges.append(edge)
         done.added += 1
     if done.added or done.removed:
@@ -124,6 +135,26 @@ def apply_overlay_joins(
     if done.problems:
         graph.partial = True
     return done
+
+
+def _doubtful(graph: SchemaGraph, edge: Edge) -> str | None:
+    """Why a stated join looks wrong on its face: on Postgres, a number joined to a text (an
+    id to a name: Postgres refuses to compare them without a cast; SQLite compares them, and
+    legacy schemas keep ids as text, so only the data can tell there), or, measured, no value
+    of the child found in the parent."""
+    child, parent = graph.table(edge.child_table), graph.table(edge.parent_table)
+    for c, p in zip(edge.child_columns, edge.parent_columns, strict=True):
+        left = child.column(c) if child else None
+        right = parent.column(p) if parent else None
+        if left is None or right is None or graph.dialect != "postgres":
+            continue
+        kinds = {type_family(left.type), type_family(right.type)}
+        if "text" in kinds and kinds & {"integer", "number"}:
+            kind = "Postgres compares no number with a text"
+            return f"joins {left.type} {c} to {right.type} {p}: {kind}"
+    if edge.evidence.inclusion == 0.0:
+        return "matches no value: none of the child's values is in the parent"
+    return None
 
 
 def _edge_of(graph: SchemaGraph, join: Join, done: OverlayJoins) -> Edge | None:

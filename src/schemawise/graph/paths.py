@@ -58,12 +58,21 @@ def _arrow(cardinality: Cardinality) -> str:
     return {"many_to_one": "N:1", "one_to_one": "1:1", "many_to_many": "N:M"}[cardinality]
 
 
+# What a join measured to match no value adds to its cost: more than the doubt of the least
+# likely guess (3.0), so that a path takes any join that returns rows first.
+NO_MATCH_COST = 4.0
+
+
 def edge_cost(edge: Edge) -> float:
     # Doubt costs more than distance: a 0.3-confidence guess (cost 3.4) loses to three
     # declared joins (cost 3), while a confirmed inference (0.99: cost 1.23) beats two.
     cost = 1.0 + _SOURCE_COST.get(edge.source, 0.3) + 3.0 * (1.0 - edge.confidence)
     if edge.cardinality == "many_to_many":
         cost += 1.0
+    if edge.evidence.inclusion == 0.0:
+        # Measured to match no value: the join returns no rows, so any other way between the
+        # two tables (the team's typo, `wh_id = wh_nm`, beside the key that holds) is better.
+        cost += NO_MATCH_COST
     return cost
 
 

@@ -103,8 +103,7 @@ def _unknown_tables(tree: exp.Expression, graph: SchemaGraph) -> list[SqlProblem
                     "unknown_table",
                     f"Table {written} is a system catalog, not one of the database's tables: "
                     "queries read only the tables of the schema graph.",
-                    "Ask about the data; for the server's own state use psql as an "
-                    "administrator.",
+                    "Ask about the data; for the server's own state use psql as an administrator.",
                     table=written,
                     closest=[],
                 )
