@@ -738,6 +738,10 @@ def context(
         # The nearest misses, so that a missing table is told from one nothing matched.
         passed = "; ".join(f"{t.name} ({t.reasons[0]})" for t in pack.passed_over[:3])
         err.print(plain(f"passed over: {passed}", "dim"))
+    if pack.unknown_names:
+        names = ", ".join(pack.unknown_names)
+        said = f"note: {pack.source} has no table or column {names}: the pack holds the nearest"
+        err.print(plain(f"{said} tables, which may not be the ones meant", "yellow"))
 
 
 @db_app.command("start")

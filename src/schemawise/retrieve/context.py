@@ -62,6 +62,7 @@ from schemawise.retrieve.render import with_text
 from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
 from schemawise.retrieve.source_choice import second_opinion, vote
 from schemawise.retrieve.tables import choose_tables
+from schemawise.retrieve.unknown_names import unknown_names
 from schemawise.retrieve.words import AGGREGATING, read_question
 
 # The names callers import from here (the contract and the settings live in their own modules).
@@ -172,6 +173,7 @@ def build_context(
         examples=notes.examples, relevance=relevance,
         alternatives=[SourceScore(source=s, score=v) for s, v in read.ranking[1:ALTERNATIVES + 1]],
         source_chosen_by=chosen_by, passed_over=chosen.passed_over[: settings.passed_over],
+        unknown_names=unknown_names(question, graph),
     )  # fmt: skip
     pack = with_text(pack, graph)
     if settings.budget is not None:

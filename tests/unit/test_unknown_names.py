@@ -1,0 +1,36 @@
+"""Names a question writes that the database lacks (retrieve/unknown_names.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemawise.graph.model import Column, SchemaGraph, Table
+from schemawise.retrieve.unknown_names import unknown_names
+
+GRAPH = SchemaGraph(
+    tables=[
+        Table(name="crm.customers", columns=[Column(name="cust_id", type="int"),
+                                             Column(name="segment", type="text")]),
+        Table(name="sales.orders", columns=[Column(name="ord_id", type="int"),
+                                            Column(name="total_amt", type="numeric")]),
+    ]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "unknown"),
+    [
+        ("average score per tenant in the loyalty_points table", ["loyalty_points"]),
+        ("how many rows are in crm.leads", ["crm.leads"]),
+        ("show me the invoices table", ["invoices"]),
+        # Names the database has, written as the schema writes them or in the plural.
+        ("sum of total_amt per segment", []),
+        ("orders per sales.orders.total_amt", []),
+        ("rows of the orders table and of the customer table", []),
+        ("cust_id of crm.customers", []),
+        # Prose is no name: a plain word, "e.g.", a number.
+        ("top customers, e.g. by revenue over 2.5 million", []),
+    ],
+)
+def test_names_written_that_the_database_lacks(question: str, unknown: list[str]) -> None:
+    assert unknown_names(question, GRAPH) == unknown
