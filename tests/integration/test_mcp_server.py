@@ -56,6 +56,8 @@ async def _session_calls(home: Path, source: str) -> dict[str, Any]:
         )  # fmt: skip
         seen["get_join_path"] = await call("get_join_path", source=source,
                                            tables=["shop.refunds", "shop.customers"])  # fmt: skip
+        seen["one_table"] = await call("get_join_path", source=source,
+                                       tables=["shop.refunds"])  # fmt: skip
         seen["check_sql"] = await call("check_sql", source=source,
                                        sql="SELECT nam FROM shop.customers")  # fmt: skip
         seen["run_sql"] = await call("run_sql", source=source,
@@ -91,6 +93,12 @@ def test_every_tool_over_stdio(embedded_url: str, demo_source: str,
     follow_up = seen["follow_up"]["context"]
     assert follow_up["follows"] == "how many shipped orders?"
     assert "shop.orders" in [t["name"] for t in follow_up["tables"]]
+    # As the command line's `path`: one table is no join path.
+    assert seen["one_table"]["ok"] is False
+    assert "at least two tables" in seen["one_table"]["error"]["message"]
+    # Files a source was enriched with are named, not located on the server.
+    for entry in seen["list_sources"]["sources"]:
+        assert not any("/" in str(v) for v in (entry.get("options") or {}).values() if v)
     path = seen["get_join_path"]["join_path"]
     assert {"shop.refunds", "shop.customers", "shop.orders"} <= set(path["tables"])
     check = seen["check_sql"]["check"]

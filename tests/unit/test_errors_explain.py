@@ -65,6 +65,15 @@ def test_unknown_column_is_enriched() -> None:
     assert problem.model_dump()["tables_with_column"] == ["shop.order_items"]
 
 
+def test_an_unknown_column_no_table_has_gets_the_nearest_of_the_tables_read() -> None:
+    # As `check` says it ("Did you mean amt?"): `explain_error` said nothing before.
+    problem = classify("postgres", 'column "quantty" does not exist', "42703", graph=GRAPH,
+                       sql="SELECT quantty FROM shop.order_items")  # fmt: skip
+    assert problem.model_dump()["tables_with_column"] == []
+    assert problem.model_dump()["closest"] == ["shop.order_items.quantity"]
+    assert problem.hint == "Did you mean shop.order_items.quantity?"
+
+
 def test_unknown_table_gets_closest_names() -> None:
     problem = classify("sqlite", "no such table: order_item", None, graph=GRAPH)
     assert "shop.order_items" in problem.model_dump()["closest"]

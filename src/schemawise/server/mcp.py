@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -80,7 +81,15 @@ class SchemawiseTools:
     def list_sources(self) -> dict[str, Any]:
         from schemawise import api
 
-        return {"sources": api.sources(index_url=self.index_url)}
+        # A client sees which files a source was enriched with, not where they are on this
+        # machine (the server's paths are no client's business).
+        listed = api.sources(index_url=self.index_url)
+        for entry in listed:
+            options = entry.get("options") or {}
+            for key in ("dbt", "overlay", "dictionary", "query_log"):
+                if isinstance(options.get(key), str) and options[key] != "pg_stat_statements":
+                    options[key] = Path(options[key]).name
+        return {"sources": listed}
 
     @_safe
     def get_context(
@@ -121,6 +130,11 @@ class SchemawiseTools:
     ) -> dict[str, Any]:
         from schemawise.graph.paths import connecting_tree
 
+        if len(set(tables)) < 2:  # as the command line's `path` says
+            raise SchemawiseError(
+                "get_join_path needs at least two tables.",
+                'Pass two or more, e.g. {"tables": ["orders", "regions"]}.',
+            )
         _, graph, _ = self._source(source)
         return {"join_path": connecting_tree(graph, tables).model_dump(mode="json")}
 

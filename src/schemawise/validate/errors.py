@@ -100,6 +100,18 @@ def _transpiled(sql: str, target: str) -> str | None:
     return None
 
 
+def _close_columns(graph: SchemaGraph, sql: str, name: str) -> list[str]:
+    """The columns nearest `name` among the tables the SQL names (all tables when it names
+    none the graph has), as `table.column`."""
+    lowered = sql.lower()
+    read = [t for t in graph.tables if t.name.lower() in lowered
+            or t.name.lower().rsplit(".", 1)[-1] in re.findall(r"\w+", lowered)]  # fmt: skip
+    tables = read or graph.tables
+    columns = {f"{t.name}.{c.name}": c.name.lower() for t in tables for c in t.columns}
+    near = get_close_matches(name.lower(), sorted(set(columns.values())), n=3, cutoff=0.6)
+    return [full for full, bare in columns.items() if bare in near][:3]
+
+
 def classify(
     backend: str,
     message: str,
@@ -128,6 +140,10 @@ def classify(
             details["tables_with_column"] = where
             if where:
                 hint = f"{bare} exists in {', '.join(where[:8])}."
+            elif close := _close_columns(graph, sql, bare):
+                # As `check` says it: the nearest columns of the tables the query reads.
+                details["closest"] = close
+                hint = f"Did you mean {', '.join(close)}?"
         elif kind == "unknown_table":
             names = [t.name for t in graph.tables]
             close = get_close_matches(name, names, n=3, cutoff=0.5) or get_close_matches(
