@@ -461,12 +461,39 @@ def doctor(url: UrlArg, as_json: JsonOpt = False) -> None:
     if as_json:
         print(json.dumps({"findings": findings}, indent=2))
     else:
-        for f in findings:
-            style = {"danger": "bold red", "warning": "yellow", "ok": "green"}[f["severity"]]
-            out.print(assemble((f["severity"], style), f" {f['check']}: ", plain(f["message"])))
-            if f["fix"]:
-                out.print(assemble("  fix: ", plain(f["fix"])))
+        _print_findings(findings)
     raise typer.Exit(1 if any(f["severity"] == "danger" for f in findings) else 0)
+
+
+# More missing revocations than this are said as one finding with one script to run (a
+# standard Postgres has dozens); --json keeps one finding each.
+_REVOCATIONS_LISTED = 3
+
+
+def _print_findings(findings: list[dict[str, Any]]) -> None:
+    revocations = [f for f in findings if f["check"] == "revocation"]
+    grouped = len(revocations) > _REVOCATIONS_LISTED
+    for f in findings:
+        if grouped and f["check"] == "revocation":
+            continue
+        style = {"danger": "bold red", "warning": "yellow", "ok": "green"}[f["severity"]]
+        out.print(assemble((f["severity"], style), f" {f['check']}: ", plain(f["message"])))
+        if f["fix"]:
+            out.print(assemble("  fix: ", plain(f["fix"])))
+    if grouped:
+        # Each function by its name alone: the summary is a line, the script below is exact.
+        names = list(dict.fromkeys(
+            f["message"].removeprefix("PUBLIC may execute ").split("(", 1)[0]
+            for f in revocations
+        ))  # fmt: skip
+        said = (
+            f" revocation: PUBLIC may execute {len(revocations)} functions model SQL must "
+            f"not reach ({', '.join(names[:4])}, …; each with its reason in --json)"
+        )
+        out.print(assemble(("warning", "yellow"), plain(said)))
+        out.print(plain("  fix, as each function's owner (GRANT back to roles that need one):"))
+        for f in revocations:
+            out.print(plain(f"    {f['fix'].split(' -- ', 1)[0]}"))
 
 
 IndexUrlOpt = Annotated[
