@@ -31,7 +31,7 @@ def graph_tables(graph: SchemaGraph) -> Group:
             str(len(t.columns)),
         )
     edges = RichTable(title=f"{len(graph.edges)} edges (child → parent)", title_justify="left")
-    for header in ("child", "parent", "card.", "source", "conf.", "basis", "notes"):
+    for header in ("child", "parent", "card.", "source", "conf.", "card. from", "notes"):
         edges.add_column(header)
     for e in sorted(graph.edges, key=lambda e: (e.child_table, e.parent_table)):
         notes = list(e.evidence.notes)
