@@ -35,6 +35,15 @@ class PathEdge(BaseModel):
     # Share of the child's distinct values (a sample) found in the parent, when measured.
     inclusion: float | None = None
 
+    @classmethod
+    def of(cls, edge: Edge) -> PathEdge:
+        """A graph edge as a join of a path, read child → parent."""
+        return cls(
+            left=edge.child_table, right=edge.parent_table,
+            on=list(zip(edge.child_columns, edge.parent_columns, strict=True)),
+            cardinality=edge.cardinality, source=edge.source, inclusion=edge.evidence.inclusion,
+        )  # fmt: skip
+
     def condition(self) -> str:
         return " AND ".join(f"{self.left}.{c} = {self.right}.{p}" for c, p in self.on)
 
@@ -246,17 +255,7 @@ def connecting_tree(graph: SchemaGraph, tables: list[str]) -> JoinPath:
     order = list(nx.bfs_tree(tree, names[0])) if tree.number_of_edges() else names
     edges = []
     for a, b in nx.bfs_edges(tree, names[0]):
-        edge: Edge = g.edges[a, b]["edge"]
-        edges.append(
-            PathEdge(
-                left=edge.child_table,
-                right=edge.parent_table,
-                on=list(zip(edge.child_columns, edge.parent_columns, strict=True)),
-                cardinality=edge.cardinality,
-                source=edge.source,
-                inclusion=edge.evidence.inclusion,
-            )
-        )
+        edges.append(PathEdge.of(g.edges[a, b]["edge"]))
     path = JoinPath(tables=order, edges=edges)
     path.grain, path.warnings = grain_and_warnings(order, edges)
     return path

@@ -19,15 +19,13 @@ import numpy as np
 
 from schemawise.graph.model import SchemaGraph
 from schemawise.graph.naming import split_identifier
+from schemawise.retrieve.by_version import ByVersion
 
 if TYPE_CHECKING:
     from schemawise.index.embed import Embedder
 
-# Card vectors by (schema version, reader): a graph is rebuilt for each question, so a cache
-# on the graph object alone would embed every card again (as lexicon.py's cache, and bounded
-# the same way).
-_BY_VERSION: dict[tuple[str, str], np.ndarray] = {}
-_KEPT_VERSIONS = 64
+# Card vectors by schema version and reader (by_version.py).
+_CARDS: ByVersion[np.ndarray] = ByVersion()
 
 
 def card_text(graph: SchemaGraph, table_index: int) -> str:
@@ -42,20 +40,11 @@ def card_vectors(graph: SchemaGraph, reader: Embedder) -> np.ndarray:
     """One unit vector per table of the graph, in its order."""
 
     def build(g: SchemaGraph) -> np.ndarray:
-        key = (g.version, reader.name) if g.version else None
-        if key is not None and key in _BY_VERSION:
-            return _BY_VERSION[key]
         if not g.tables:
-            vectors = np.zeros((0, reader.dim))
-        else:
-            vectors = _unit(reader.embed([card_text(g, i) for i in range(len(g.tables))]))
-        if key is not None:
-            if len(_BY_VERSION) >= _KEPT_VERSIONS:
-                _BY_VERSION.pop(next(iter(_BY_VERSION)))
-            _BY_VERSION[key] = vectors
-        return vectors
+            return np.zeros((0, reader.dim))
+        return _unit(reader.embed([card_text(g, i) for i in range(len(g.tables))]))
 
-    return graph.cached(f"cards:{reader.name}", build)
+    return _CARDS.of(graph, f"cards:{reader.name}", build)
 
 
 def card_nearness(

@@ -36,6 +36,7 @@ from schemawise.graph.model import SchemaGraph
 from schemawise.graph.naming import singular, split_identifier
 from schemawise.index.compounds import parts
 from schemawise.known_words import is_word, vocabulary
+from schemawise.retrieve.by_version import ByVersion
 from schemawise.retrieve.words import content_words
 
 if TYPE_CHECKING:  # the embedder is handed in: this stage does no I/O of its own
@@ -96,12 +97,8 @@ class Lexicon:
     tables: frozenset[str] = frozenset()
 
 
-# Lexicons by (schema version, embedder): `api.context` and the assistant load the graphs
-# afresh for each question, so a cache on the graph object alone would embed every word of the
-# schema again each time. A version names one schema's tables and columns exactly
-# (SchemaGraph.compute_version).
-_BY_VERSION: dict[tuple[str, str], Lexicon] = {}
-_KEPT_VERSIONS = 64
+# Lexicons by schema version and embedder (by_version.py).
+_LEXICONS: ByVersion[Lexicon] = ByVersion()
 # The chance sample's vectors, by embedder name.
 _CHANCE_SAMPLES: dict[str, np.ndarray] = {}
 
@@ -111,24 +108,15 @@ def _lexicon(graph: SchemaGraph, embedder: Embedder, chance: bool = True) -> Lex
     word readings do not, and it costs some 500 words embedded)."""
 
     def build(g: SchemaGraph) -> Lexicon:
-        key = (g.version, f"{embedder.name}:{chance}") if g.version else None
-        if key is not None and key in _BY_VERSION:
-            return _BY_VERSION[key]
         words = schema_words(g)
         tables = table_words(g)
         if not words:
-            built = Lexicon(words, np.zeros((0, embedder.dim)), tables=tables)
-        else:
-            vectors = _unit(embedder.embed(words))
-            measured = _chance(vectors, embedder) if chance else (0.0, 1.0)
-            built = Lexicon(words, vectors, measured, tables)
-        if key is not None:
-            if len(_BY_VERSION) >= _KEPT_VERSIONS:
-                _BY_VERSION.pop(next(iter(_BY_VERSION)))
-            _BY_VERSION[key] = built
-        return built
+            return Lexicon(words, np.zeros((0, embedder.dim)), tables=tables)
+        vectors = _unit(embedder.embed(words))
+        measured = _chance(vectors, embedder) if chance else (0.0, 1.0)
+        return Lexicon(words, vectors, measured, tables)
 
-    return graph.cached(f"lexicon:{embedder.name}:{chance}", build)
+    return _LEXICONS.of(graph, f"lexicon:{embedder.name}:{chance}", build)
 
 
 def _chance(vectors: np.ndarray, embedder: Embedder) -> tuple[float, float]:

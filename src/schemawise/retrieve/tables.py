@@ -171,14 +171,7 @@ def with_self_joins(
     of their own when the tables join nothing else). A self-join changes no grain."""
     kept = set(tables)
     own = [
-        PathEdge(
-            left=e.child_table,
-            right=e.parent_table,
-            on=list(zip(e.child_columns, e.parent_columns, strict=True)),
-            cardinality=e.cardinality,
-            source=e.source,
-            inclusion=e.evidence.inclusion,
-        )
+        PathEdge.of(e)
         for e in graph.edges
         if e.via is None and e.child_table == e.parent_table and e.child_table in kept
     ]
