@@ -434,6 +434,23 @@ def test_without_a_model_ask_gives_the_pack_and_a_ready_prompt(
     assert "shop.refunds" in reply.context["tables"]
 
 
+def test_names_the_database_lacks_are_said_in_the_prompt(
+    embedded_url: str, demo_source: str, tmp_path: Path
+) -> None:
+    # The pack holds the nearest tables; the prompt says loyalty_points is none of them, so a
+    # model is not left to write it in.
+    reply = Assistant(None, index_url=embedded_url, failure_log=False).ask(
+        "average refund amount per customer in the loyalty_points table", options=options()
+    )
+    assert reply.status == "no_model" and reply.prompt
+    assert "Not in this database: loyalty_points" in reply.prompt
+    assert reply.context["unknown_names"] == ["loyalty_points"]
+    plain = Assistant(None, index_url=embedded_url, failure_log=False).ask(
+        "total refunds per region", options=options()
+    )
+    assert plain.prompt and "Not in this database" not in plain.prompt
+
+
 def test_the_model_ranker_narrows_the_wide_retrieval(
     embedded_url: str, demo_source: str, tmp_path: Path
 ) -> None:

@@ -316,7 +316,8 @@ class Assistant:
                    # What a reader checks first when a table is missing from the answer.
                    "passed_over": [{"name": t.name, "left_out": t.left_out,
                                     "reason": t.reasons[0] if t.reasons else ""}
-                                   for t in pack.passed_over]}  # fmt: skip
+                                   for t in pack.passed_over],
+                   "unknown_names": pack.unknown_names}  # fmt: skip
         schema_text = pack.text if options.prompt == "context" else whole_schema(graph)
         join_notes = [_join_note(p) for p in pack.join_paths] if options.prompt == "context" else []
         reply = Reply(question=question, intent="write_query", status="failed",
@@ -338,7 +339,8 @@ class Assistant:
 
             reply.status = "no_model"
             ready = writer_prompt(question, schema_text, evidence=options.evidence,
-                                  join_notes=join_notes, history=history)  # fmt: skip
+                                  join_notes=join_notes, history=history,
+                                  missing=pack.unknown_names)  # fmt: skip
             reply.prompt = writer_instructions(graph.dialect or "postgres") + "\n\n" + ready
             reply.failure = Failure(reason="No language model is configured. " + HOW_TO_CONFIGURE,
                                     candidate_tables=[t.name for t in pack.tables])  # fmt: skip
@@ -348,7 +350,8 @@ class Assistant:
         lookup = SchemaLookup(graph, self._search(options, pack.source) if pack.source else None)
         written = write_checked(
             llm, question, schema_text, db, evidence=options.evidence, join_notes=join_notes,
-            searchable=_searchable(retrieved.url, graph), history=history, lookup=lookup,
+            searchable=_searchable(retrieved.url, graph), history=history,
+            missing=pack.unknown_names, lookup=lookup,
             run=options.run and retrieved.url is not None, limits=options.limits,
             max_fixes=options.max_fixes,
         )  # fmt: skip

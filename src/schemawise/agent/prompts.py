@@ -63,13 +63,19 @@ def writer_prompt(
     join_notes: Sequence[str] = (),
     searchable: Sequence[str] = (),
     history: Sequence[PriorTurn] = (),
+    missing: Sequence[str] = (),
 ) -> str:
+    """`missing`: names the question writes as a table or column that the database lacks
+    (ContextPack.unknown_names): said, so that the model does not write them in."""
     lines = ["Schema:", schema_text.strip(), ""]
     if join_notes:
         lines += ["Join paths:", *[f"- {note}" for note in join_notes], ""]
     if searchable:
         lines += [f"{SEMANTIC_FILTER_NOTE} Searchable: {', '.join(searchable)}.", ""]
     lines += _history(history)
+    if missing:
+        lines += [f"Not in this database: {', '.join(missing)} (no table or column of that "
+                  "name). If the question needs it, say so in an assumption.", ""]  # fmt: skip
     lines.append(f"Question: {question}")
     if evidence:
         lines.append(f"Hints: {evidence}")

@@ -108,6 +108,7 @@ def write_checked(
     join_notes: Sequence[str] = (),
     searchable: Sequence[str] = (),
     history: Sequence[PriorTurn] = (),
+    missing: Sequence[str] = (),
     lookup: SchemaLookup | None = None,
     run: bool = True,
     limits: Limits | None = None,
@@ -119,7 +120,7 @@ def write_checked(
     lookup = lookup or SchemaLookup(db.graph)
     instructions = writer_instructions(db.dialect)
     prompt = writer_prompt(question, schema_text, evidence=evidence, join_notes=join_notes,
-                           searchable=searchable, history=history)  # fmt: skip
+                           searchable=searchable, history=history, missing=missing)  # fmt: skip
     written = Written(prompt=prompt)
     try:
         draft = _ask(llm, "write", instructions, prompt)
