@@ -260,7 +260,7 @@ def test_parent_memory_stays_under_the_cap(
     assert result.truncated and result.truncated_reason == (
         "more than 1,000,000 bytes"
         if result.rows
-        else "the first row alone is over the 1,000,000-byte cap: no row is shown"
+        else "the first row alone is over the cap of 1,000,000 bytes: no row is shown"
     )
     assert sum(len(r[0]) for r in result.rows) <= limits.max_bytes
     # Every allocation of the parent while the rows arrived: the rows kept (≤ the cap), one

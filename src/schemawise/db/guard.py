@@ -148,7 +148,7 @@ def over_bytes(limits: Limits, kept: int) -> str:
     """Why the rows stopped at the byte cap; with none kept, that the first row alone is over
     it (else "0 rows, truncated" reads as a query that found nothing)."""
     if kept == 0:
-        return f"the first row alone is over the {limits.max_bytes:,}-byte cap: no row is shown"
+        return f"the first row alone is over the cap of {limits.max_bytes:,} bytes: no row is shown"
     return f"more than {limits.max_bytes:,} bytes"
 
 
