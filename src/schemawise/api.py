@@ -97,7 +97,8 @@ def context(
     calibrated floor (on by default: an empty pack, with the reason, for a question nothing in
     the index is about; None keeps what `settings` say); `lexicon` True reads a
     question word the index never saw as the nearest schema word and prefers the database
-    whose words come nearest (retrieve/lexicon.py), False never does, None keeps what
+    whose words come nearest (retrieve/lexicon.py) and whose table cards the word reader
+    reads nearest the question (retrieve/card_reading.py), False never does, None keeps what
     `settings` say (by default: when more than one database is searched);
     `follows`, the earlier questions a follow-up builds on (one per line), are read with it,
     and then no floor applies (they passed it)."""

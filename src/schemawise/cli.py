@@ -1477,8 +1477,8 @@ LexiconOpt = Annotated[
     typer.Option(
         "--lexicon/--no-lexicon",
         help="Read question words the index never saw as the nearest schema words, and prefer "
-        "the database whose words come nearest. Default: on when more than one database is "
-        "searched (with the default embedder).",
+        "the database whose words, and whose tables read as short cards, come nearest. "
+        "Default: on when more than one database is searched (with the default embedder).",
         show_default=False,
     ),
 ]

@@ -153,7 +153,8 @@ class ContextSettings:
     # (retrieve/relevance.py). None: always the nearest tables, however far.
     relevance_floor: RelevanceFloor | None = DEFAULT_FLOOR
     # Read a question word the index never saw as the nearest schema word, and prefer the
-    # database whose words come nearest (retrieve/lexicon.py). None: when more than one database
+    # database whose words come nearest (retrieve/lexicon.py) and, with the word reader, whose
+    # table cards read nearest (retrieve/card_reading.py). None: when more than one database
     # is searched, with the default embedder (the one it was measured with). There it wins
     # synonym and unseen-warehouse questions (pooled .547 -> .712, .776 -> .810), SpiderUnion
     # +3 and BirdUnion +1 net, but lets more off-topic questions through (SpiderUnion .575 ->
