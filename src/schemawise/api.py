@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from schemawise.errors import SchemawiseError
 from schemawise.index.connection import connect_index
 from schemawise.index.embed import get_embedder
 from schemawise.index.sources import (
@@ -68,6 +69,34 @@ def sources(*, index_url: str | None = None) -> list[dict[str, Any]]:
     """The indexed sources with their versions and sizes."""
     with connect_index(index_url_or_embedded(index_url)) as conn:
         return list_sources(conn)
+
+
+def source_freshness(*, index_url: str | None = None) -> dict[str, dict[str, Any]]:
+    """Per indexed source: whether its database still has the tables, columns and declared
+    keys it was indexed with (`current`: True, False, or None when it could not be read), and
+    why in words. Each database is connected to (a password from PGPASSWORD or ~/.pgpass)."""
+    from schemawise.db import connect
+    from schemawise.db.urls import without_redacted_password
+    from schemawise.graph.reuse import catalog_fingerprint
+
+    with connect_index(index_url_or_embedded(index_url)) as conn:
+        entries = list_sources(conn)
+        graphs = load_graphs(conn) if entries else {}
+    found: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        name, url = entry["source"], without_redacted_password(entry["url"])
+        try:
+            with connect(url) as source:
+                now = catalog_fingerprint(source)
+        except SchemawiseError as exc:
+            found[name] = {"current": None, "why": f"not read: {exc.message}", "hint": exc.hint}
+            continue
+        if now == graphs[name].structure_version():
+            found[name] = {"current": True, "why": "the database's tables are as indexed"}
+        else:
+            found[name] = {"current": False, "why": f"changed since indexed: run "
+                           f"`schemawise sync {name}`"}  # fmt: skip
+    return found
 
 
 def remove_source(name: str, *, index_url: str | None = None) -> int:

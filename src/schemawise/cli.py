@@ -653,6 +653,14 @@ def sources(
             "the database itself is not touched.",
         ),
     ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Also connect to each database and say whether its tables, columns and "
+            "declared keys are still as indexed.",
+        ),
+    ] = False,
     index_url: IndexUrlOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -661,6 +669,7 @@ def sources(
     \b
     Examples:
       schemawise sources
+      schemawise sources --check
       schemawise sources --remove shop_old
     """
     from schemawise import api
@@ -674,6 +683,10 @@ def sources(
             out.print(plain(f"removed {name} ({documents} documents) from the index"))
         return
     listed = api.sources(index_url=index_url)
+    if check:
+        freshness = api.source_freshness(index_url=index_url)
+        for entry in listed:
+            entry.update(freshness.get(entry["source"], {"current": None, "why": "not read"}))
     if as_json:
         print(json.dumps({"sources": listed}, indent=2, default=str))
         return
@@ -686,6 +699,11 @@ def sources(
             f"from {entry['url']}",
             highlight=False,
         )
+        if check:
+            style = {True: "green", False: "yellow", None: "red"}[entry["current"]]
+            out.print(plain(f"  {entry['why']}", style))
+            if entry.get("hint"):
+                out.print(plain(f"  hint: {entry['hint']}", "dim"))
 
 
 @app.command(short_help="The context pack for a question.")

@@ -188,6 +188,40 @@ def test_ask_without_a_model(demo_source: str, monkeypatch: pytest.MonkeyPatch) 
     assert set(doc) == set(Reply.model_fields) and doc["status"] == "no_model"
 
 
+def test_sources_check_says_which_databases_changed_since_indexed(
+    embedded_url: str, bench_dir: Path, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from schemawise import api
+    from schemawise.index.store import remove_sources
+
+    copy, gone = tmp_path / "drifting.sqlite", tmp_path / "vanishing.sqlite"
+    shutil.copy(bench_dir / "chinook" / "chinook.sqlite", copy)
+    shutil.copy(bench_dir / "chinook" / "chinook.sqlite", gone)
+    api.index(f"sqlite:///{copy}", "drifting", index_url=embedded_url, profile=False)
+    api.index(f"sqlite:///{gone}", "vanishing", index_url=embedded_url, profile=False)
+    try:
+        fresh = api.source_freshness(index_url=embedded_url)
+        assert fresh["drifting"]["current"] is True and fresh["vanishing"]["current"] is True
+        with sqlite3.connect(copy) as conn:
+            conn.execute("ALTER TABLE Track ADD COLUMN tracking_no TEXT")
+        gone.unlink()
+        human = runner.invoke(app, ["sources", "--check"])
+        assert human.exit_code == 0, human.output
+        assert "changed since indexed: run `schemawise sync drifting`" in human.stdout
+        scripted = json.loads(runner.invoke(app, ["sources", "--check", "--json"]).stdout)
+        by_name = {s["source"]: s for s in scripted["sources"]}
+        assert by_name["drifting"]["current"] is False
+        assert by_name["vanishing"]["current"] is None
+        assert by_name["vanishing"]["why"].startswith("not read:")
+    finally:
+        with psycopg.connect(embedded_url) as conn:
+            for name in ("drifting", "vanishing"):
+                remove_sources(conn, name)
+                conn.execute("DELETE FROM schemawise.index_sources WHERE source = %s", (name,))
+
+
 def test_sync_goes_on_past_a_source_it_cannot_reach(
     demo_source: str, embedded_url: str, bench_dir: Path, tmp_path: Path
 ) -> None:

@@ -80,23 +80,26 @@ def _indexed(url: str) -> _Stored | None:
     return None
 
 
+def catalog_fingerprint(source: Source) -> str:
+    """The fingerprint of what the database's catalogue says now (tables, columns, declared
+    keys): the stored graph's `structure_version` when nothing changed since it was built."""
+    catalog = source.read_catalog()
+    return structure_fingerprint(
+        catalog.tables,
+        [
+            (fk.child_table, list(fk.child_columns), fk.parent_table, list(fk.parent_columns))
+            for fk in catalog.foreign_keys
+        ],
+    )
+
+
 def graph_for(url: str, *, budget_seconds: float = 20.0) -> GraphChoice:
     """The indexed graph when it is current, else an extracted one (data checks included),
     with the joins the overlay it was indexed with states or denies."""
     found = _indexed(url)
     with connect(url) as source:
-        if found is not None:
-            catalog = source.read_catalog()
-            current = structure_fingerprint(
-                catalog.tables,
-                [
-                    (fk.child_table, list(fk.child_columns), fk.parent_table,
-                     list(fk.parent_columns))
-                    for fk in catalog.foreign_keys
-                ],
-            )  # fmt: skip
-            if current == found.graph.structure_version():
-                return GraphChoice(found.graph, INDEXED, found.name)
+        if found is not None and catalog_fingerprint(source) == found.graph.structure_version():
+            return GraphChoice(found.graph, INDEXED, found.name)
         graph = extract_graph(source, ExtractOptions(budget_seconds=budget_seconds))
         if found is not None and found.overlay is not None:
             _with_overlay_joins(graph, found.overlay, source, budget_seconds)
