@@ -436,3 +436,50 @@ def test_the_fanout_hint_names_the_column_to_pre_aggregate_by() -> None:
 def test_a_system_catalog_is_named_as_one_not_as_missing(sql: str) -> None:
     errors = [p for p in check_sql(sql, PG).errors if p.type == "unknown_table"]
     assert errors and "is a system catalog" in errors[0].message, errors
+
+
+REFERRALS = SchemaGraph(
+    dialect="sqlite",
+    tables=[
+        table("accounts", ["id"], "id", "name"),
+        table("profiles", ["account_id"], "account_id", "referrer_account_id", "balance"),
+    ],
+    edges=[
+        edge("profiles", "account_id", "accounts", "id", "one_to_one"),
+        edge("profiles", "referrer_account_id", "accounts", "id"),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("sql", "risky"),
+    [
+        # r is the referrer (one row a profile), p the referred (many per referrer): r's rows
+        # repeat, p's do not, whichever side of `=` each is written on.
+        ("SELECT sum(r.balance) FROM profiles p JOIN profiles r "
+         "ON r.account_id = p.referrer_account_id", True),
+        ("SELECT sum(r.balance) FROM profiles p JOIN profiles r "
+         "ON p.referrer_account_id = r.account_id", True),
+        ("SELECT sum(p.balance) FROM profiles p JOIN profiles r "
+         "ON r.account_id = p.referrer_account_id", False),
+        ("SELECT sum(p.balance) FROM profiles p JOIN profiles r "
+         "ON p.referrer_account_id = r.account_id", False),
+    ],
+)  # fmt: skip
+def test_a_self_join_through_a_parent_repeats_the_side_its_column_says(
+    sql: str, risky: bool
+) -> None:
+    assert bool(check_sql(sql, REFERRALS, fanout="auto").fanout) is risky
+
+
+def test_a_one_to_one_measured_on_a_sample_counts_as_many() -> None:
+    # Uniqueness seen on a sample may miss a rare duplicate: a SUM it would let through is
+    # refused as before.
+    sampled = ONE_TO_ONE.model_copy(deep=True)
+    for e in sampled.edges:
+        if e.child_table == "invoices":
+            e.evidence.sampled = True
+    # shipments' rows repeat once per invoice of the order if invoices may hold two.
+    sql = "SELECT sum(s.carrier) FROM shipments s JOIN invoices i ON i.order_id = s.order_id"
+    assert not check_sql(sql, ONE_TO_ONE, fanout="auto").fanout
+    assert check_sql(sql, sampled, fanout="auto").fanout

@@ -202,6 +202,22 @@ def test_a_one_to_one_partner_shares_its_tables_grain(
     assert "both many per" not in " ".join(warnings)
 
 
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["orders", "shipments", "invoices", "order_items"],
+        ["shipments", "invoices", "orders", "order_items"],
+        ["order_items", "invoices", "shipments", "orders"],
+    ],
+)
+def test_one_to_one_clusters_do_not_depend_on_the_tables_order(order: list[str]) -> None:
+    edges = [_edge("shipments", "orders", "one_to_one"), _edge("invoices", "orders", "one_to_one"),
+             _edge("order_items", "orders", "many_to_one")]  # fmt: skip
+    grain, warnings = grain_and_warnings(order, edges)
+    assert grain == "one row per order_items row"
+    assert "both many per" not in " ".join(warnings)
+
+
 def test_many_to_many_edge_is_flagged() -> None:
     _, warnings = grain_and_warnings(
         ["customers", "sales_reps"],

@@ -363,14 +363,20 @@ def _grain_and_aggregate_warnings(
 
 
 def _one_to_one_clusters(tables: list[str], edges: list[PathEdge]) -> dict[str, str]:
-    cluster = {t: t for t in tables}
+    """Each table's one-to-one cluster, named by one of its tables, whatever the order of the
+    tables and edges (union-find)."""
+    parent = {t: t for t in tables}
+
+    def root(table: str) -> str:
+        while parent[table] != table:
+            parent[table] = parent[parent[table]]
+            table = parent[table]
+        return table
+
     for edge in edges:
-        if edge.cardinality == "one_to_one":
-            root = cluster[edge.left]
-            for t, c in cluster.items():
-                if c == cluster[edge.right]:
-                    cluster[t] = root
-    return cluster
+        if edge.cardinality == "one_to_one" and edge.left in parent and edge.right in parent:
+            parent[root(edge.right)] = root(edge.left)
+    return {t: root(t) for t in tables}
 
 
 def _shared_parents(grain_tables: list[str], edges: list[PathEdge]) -> dict[tuple[str, str], str]:

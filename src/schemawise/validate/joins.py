@@ -169,8 +169,10 @@ def through_parent(
     is what the two references say: each one to one with the parent, one row meets one; one
     side one to one, each of its rows meets the other's many (the other is the child, the
     one-to-one side its parent); neither, many-to-many."""
-    first_single = first.cardinality == "one_to_one"
-    second_single = second.cardinality == "one_to_one"
+    # One to one on the whole table only: uniqueness measured on a sample may miss the rare
+    # duplicate, and a SUM it lets through would be wrong (a sampled side counts as many).
+    first_single = first.cardinality == "one_to_one" and not first.evidence.sampled
+    second_single = second.cardinality == "one_to_one" and not second.evidence.sampled
     if first_single != second_single:
         # Oriented so that the one-to-one side is the parent: `many_to_one` then reads rightly.
         one, many = (first, second) if first_single else (second, first)
@@ -225,7 +227,10 @@ def _match(pair: JoinPair, graph: SchemaGraph, left: str, right: str) -> None:
             on_left[shared[0]], on_right[shared[0]], evidence, "foreign_key", pair.left_column,
             pair.right_column,
         )  # fmt: skip
-        pair.child_is_left = pair.edge.child_table == left
+        # By the child's column, not its table: in a self-join (`profiles p JOIN profiles r`)
+        # both sides are one table, and the side that repeats is the one its column says.
+        child_column = pair.edge.child_columns[0].lower()
+        pair.child_is_left = child_column == lc if left == right else pair.edge.child_table == left
 
 
 def _match_direct(
