@@ -634,11 +634,14 @@ def _sync_one(target: str, entry: dict[str, Any], url: str | None, quiet: bool) 
     # The index stores URLs without their passwords: libpq then takes the password from
     # PGPASSWORD or ~/.pgpass (a failed login says so), or --url gives the full URL.
     where = url or without_redacted_password(entry["url"])
+    # Kept as stored (`user:***@host`), not as connected to (`user@host`): `check` and `run`
+    # find the indexed graph by the URL the user gives, password or not.
+    stored_as = None if url else entry["url"]
     # The same dbt project, overlay, dictionary and log as when it was indexed.
     with progress(not quiet) as say:
         say(f"syncing {entry['source']}")
         report = index_source(target, where, entry["source"], progress=say,
-                              **stored_options(entry))  # fmt: skip
+                              stored_as=stored_as, **stored_options(entry))  # fmt: skip
     return report.to_dict()
 
 

@@ -264,9 +264,14 @@ def test_sync_connects_without_the_password_the_index_did_not_keep(
     try:
         listed = {s["source"]: s["url"] for s in api.sources(index_url=embedded_url)}
         assert ":***@" in listed["stored_redacted"] and "unused" not in listed["stored_redacted"]
-        synced = runner.invoke(app, ["sync", "stored_redacted"])
+        synced = runner.invoke(app, ["sync", "stored_redacted", "--json"])
         assert synced.exit_code == 0, synced.output
-        assert "synced stored_redacted:" in synced.stdout
+        [report] = json.loads(synced.stdout)["synced"]
+        # The same database: no warning that the name now holds another one, and the URL is
+        # kept as stored, so `check` with the URL as indexed still finds the indexed graph.
+        assert not [p for p in report["problems"] if p["stage"] == "index"], report["problems"]
+        after = {s["source"]: s["url"] for s in api.sources(index_url=embedded_url)}
+        assert after["stored_redacted"] == listed["stored_redacted"]
     finally:
         with psycopg.connect(embedded_url) as conn:
             remove_sources(conn, "stored_redacted")

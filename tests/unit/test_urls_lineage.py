@@ -6,6 +6,7 @@ from schemawise.db.urls import (
     parse_url,
     password_hint,
     redact,
+    same_stored_url,
     without_redacted_password,
 )
 from schemawise.errors import InvalidURLError
@@ -128,6 +129,15 @@ def test_a_bare_or_climbing_path_is_not_read_as_absolute(path: str) -> None:
         ("postgresql://u@h/db?password=***", "postgresql://u@h/db"),
         ("postgresql://u@h/db?password=***&sslmode=require", "postgresql://u@h/db?sslmode=require"),
         ("postgresql://u@h/db?sslmode=require&password=***", "postgresql://u@h/db?sslmode=require"),
+        (
+            "postgresql://u@h/db?sslmode=require&password=***&application_name=x",
+            "postgresql://u@h/db?sslmode=require&application_name=x",
+        ),
+        # An `@` in a parameter belongs to no user: the host stays the host.
+        (
+            "postgresql://h:5432/db?user=alice@corp&password=***",
+            "postgresql://h:5432/db?user=alice@corp",
+        ),
         # A real password, or none, is left as it is.
         ("postgresql://u:s3cret@h/db", "postgresql://u:s3cret@h/db"),
         ("postgresql://u@h/db", "postgresql://u@h/db"),
@@ -155,3 +165,24 @@ def test_a_failed_login_without_a_password_says_where_libpq_looks(url: str, hint
     assert bool(hint) == hinted
     if hinted:
         assert "PGPASSWORD" in hint and ".pgpass" in hint
+
+
+def test_an_at_sign_in_a_parameter_is_not_read_as_a_user() -> None:
+    url = "postgresql://db.internal:5432/sales?user=alice@corp&password=s3cret"
+    assert redact(url) == "postgresql://db.internal:5432/sales?user=alice@corp&password=***"
+    assert redact("postgresql://u:p@h/db?x=a@b") == "postgresql://u:***@h/db?x=a@b"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ("postgresql://u:***@h/db", "postgresql://u@h/db", True),
+        ("postgresql://u:s3cret@h/db", "postgresql://u:***@h/db", True),
+        ("postgresql://u@h/db", "postgresql://u@h/other", False),
+        ("postgresql://u@h/db?password=***", "postgresql://u@h/db", True),
+    ],
+)
+def test_a_stored_url_is_the_same_database_with_or_without_its_password(
+    first: str, second: str, same: bool
+) -> None:
+    assert same_stored_url(first, second) is same

@@ -99,16 +99,30 @@ def absolute_url(url: str) -> str:
 _PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('[^']*'|[^&\s]*)", re.IGNORECASE)
 
 
+def _authority(url: str) -> tuple[str, str, str, str] | None:
+    """`scheme://credentials@host/rest` split as (scheme, credentials, host, rest); None when
+    the URL names no user. Only the part before the first `/`, `?` or `#` is the authority: an
+    `@` in a parameter (`?user=alice@corp`) is no user's."""
+    if "://" not in url:
+        return None
+    scheme, after = url.split("://", 1)
+    end = min((i for i in (after.find(c) for c in "/?#") if i >= 0), default=len(after))
+    authority, rest = after[:end], after[end:]
+    if "@" not in authority:
+        return None
+    credentials, host = authority.rsplit("@", 1)
+    return scheme, credentials, host, rest
+
+
 def redact(url: str) -> str:
     """The URL (or key/value connection string) without its password, for output and error
     messages."""
     url = _PASSWORD_PARAMETER.sub(r"\1***", url)
-    if "://" not in url or "@" not in url:
+    parts = _authority(url)
+    if parts is None or ":" not in parts[1]:
         return url
-    scheme, rest = url.split("://", 1)
-    credentials, host = rest.rsplit("@", 1)
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
+    scheme, credentials, host, rest = parts
+    return f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}{rest}"
 
 
 # What `redact` puts in a password's place; the index stores source URLs redacted.
@@ -120,28 +134,32 @@ def without_redacted_password(url: str) -> str:
     placeholder (`user@host`): libpq then takes the password from PGPASSWORD, PGPASSFILE or
     ~/.pgpass, as a cron job or a server would keep it. Any other URL as given."""
     url = re.sub(rf"([?&])password={re.escape(REDACTED)}(&|$)", _keep_separator, url)
-    if "://" not in url or "@" not in url:
+    parts = _authority(url)
+    if parts is None or not parts[1].endswith(":" + REDACTED):
         return url
-    scheme, rest = url.split("://", 1)
-    credentials, host = rest.rsplit("@", 1)
-    if credentials.endswith(":" + REDACTED):
-        return f"{scheme}://{credentials[: -len(REDACTED) - 1]}@{host}"
-    return url
+    scheme, credentials, host, rest = parts
+    return f"{scheme}://{credentials[: -len(REDACTED) - 1]}@{host}{rest}"
+
+
+def same_stored_url(first: str, second: str) -> bool:
+    """Two stored URLs of one database, whether or not a password was given (and redacted) in
+    either: `user:***@host/db` and `user@host/db` are one."""
+    return without_redacted_password(redact(first)) == without_redacted_password(redact(second))
 
 
 def _keep_separator(match: re.Match[str]) -> str:
-    # `?password=***&a=1` → `?a=1`; `?a=1&password=***` → `?a=1`; `?password=***` → ``
+    # `?password=***&a=1` → `?a=1`; `?a=1&password=***&b=2` → `?a=1&b=2`;
+    # `?a=1&password=***` → `?a=1`; `?password=***` → ``
     first, after = match.group(1), match.group(2)
-    return first if first == "?" and after else ""
+    return first if after else ""
 
 
 def password_hint(url: str) -> str:
     """Where libpq looks for a password the URL does not carry: said when a login fails."""
     if not url.lower().startswith(("postgresql://", "postgres://")) and "=" not in url:
         return ""
-    has_password = bool(_PASSWORD_PARAMETER.search(url)) or (
-        "://" in url and "@" in url and ":" in url.split("://", 1)[1].rsplit("@", 1)[0]
-    )
+    parts = _authority(url)
+    has_password = bool(_PASSWORD_PARAMETER.search(url)) or (parts is not None and ":" in parts[1])
     if has_password:
         return ""
     return (

@@ -16,7 +16,7 @@ import psycopg
 
 from schemawise.db import connect
 from schemawise.db.base import Source
-from schemawise.db.urls import parse_url, redact
+from schemawise.db.urls import parse_url, same_stored_url
 from schemawise.errors import SchemawiseError
 from schemawise.graph.extract import ExtractOptions, extract_graph
 from schemawise.graph.model import Problem, SchemaGraph, structure_fingerprint
@@ -44,7 +44,8 @@ def _same_database(url: str, indexed_url: str) -> bool:
         return Path(mine.target).resolve() == Path(theirs.target).resolve()
     if mine.kind == "embedded":
         return mine.target == theirs.target
-    return redact(mine.target) == redact(theirs.target)
+    # A password given or not (and the stored one redacted): one database.
+    return same_stored_url(mine.target, theirs.target)
 
 
 @dataclass(frozen=True)

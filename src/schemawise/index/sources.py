@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 
 from schemawise.db import Source, connect
-from schemawise.db.urls import absolute_url, redact
+from schemawise.db.urls import absolute_url, redact, same_stored_url
 from schemawise.enrich.apply import (
     about_tables,
     add_relationships,
@@ -106,9 +106,12 @@ def index_source(
     profile: bool = True,
     describe: Describe | None = None,
     progress: Callable[[str], None] | None = None,
+    stored_as: str | None = None,
 ) -> IndexReport:
     """Extract, enrich and index one source. The enrichment inputs are stored with it, so
-    that `sync` re-reads the same dbt project, overlay, dictionary and log."""
+    that `sync` re-reads the same dbt project, overlay, dictionary and log. `stored_as`: the
+    URL to keep for it, when not `url` redacted (`sync` connects without the password
+    placeholder and keeps the URL as it was stored)."""
     import time
 
     say = progress or (lambda _: None)
@@ -151,7 +154,7 @@ def index_source(
             "SELECT version, url, options FROM schemawise.index_sources WHERE source = %s",
             (name,),
         ).fetchone()
-        stored_url = redact(absolute_url(url))
+        stored_url = stored_as or redact(absolute_url(url))
         # Said in this report only: the stored graph keeps what extraction found.
         said = reindex_problems(name, stored_url, options, len(graph.tables), previous)
         # One transaction for the documents and their registration: an interrupted `index`
@@ -213,7 +216,7 @@ def reindex_problems(
     if previous is None:
         return problems
     _, before, stored = previous
-    if before and before != url:
+    if before and not same_stored_url(before, url):
         problems.append(Problem(
             stage="index", message=f"{name} held {before}; it now holds {url} instead.",
             hint=f"To keep both, index the other one with --name (its own name, not {name}).",
