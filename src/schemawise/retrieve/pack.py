@@ -104,7 +104,7 @@ class ContextPack(BaseModel):
     # reason: under the cut, the pack full, no word of its own) and what matched it: to tell a
     # table that nearly made it from one nothing found. Not part of the text.
     passed_over: list[TableChoice] = Field(default_factory=list)
-    # Names the question writes as a table or column (`loyalty_points`, `crm.leads`, "the
-    # invoices table") that the chosen database does not have (retrieve/unknown_names.py): the
-    # pack holds the nearest tables, which may not be what was asked about.
+    # Names the question writes as a table or column (`loyalty_points`, `crm.leads`) that the
+    # chosen database does not have (retrieve/unknown_names.py): the pack holds the nearest
+    # tables, which may not be what was asked about.
     unknown_names: list[str] = Field(default_factory=list)
