@@ -99,6 +99,8 @@ def test_every_tool_over_stdio(embedded_url: str, demo_source: str,
     # Files a source was enriched with are named, not located on the server.
     for entry in seen["list_sources"]["sources"]:
         assert not any("/" in str(v) for v in (entry.get("options") or {}).values() if v)
+        if entry["url"].startswith("sqlite:"):
+            assert "/" not in entry["url"].removeprefix("sqlite:///")
     path = seen["get_join_path"]["join_path"]
     assert {"shop.refunds", "shop.customers", "shop.orders"} <= set(path["tables"])
     check = seen["check_sql"]["check"]

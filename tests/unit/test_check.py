@@ -418,11 +418,13 @@ def test_a_bare_postgres_name_is_looked_up_on_the_search_path(sql: str, unknown:
 
 
 def test_the_fanout_hint_names_the_column_to_pre_aggregate_by() -> None:
-    # The join that repeats orders starts at orders itself: "per orders key" said nothing.
+    # The join that repeats orders starts at orders itself: pre-aggregating orders changes
+    # nothing; the many side, order_items, is what to aggregate first.
     [problem] = check_sql(
         "SELECT sum(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", GRAPH
     ).fanout
-    assert problem.hint.startswith("Pre-aggregate orders by orders.order_id in a CTE")
+    assert problem.hint.startswith("Aggregate order_items by order_items.order_id in a CTE")
+    assert "join that to orders" in problem.hint
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,16 @@ def test_an_unknown_column_no_table_has_gets_the_nearest_of_the_tables_read() ->
     assert problem.hint == "Did you mean shop.order_items.quantity?"
 
 
+def test_the_nearest_column_comes_first_whatever_the_tables_order() -> None:
+    from schemawise.graph.model import Column, SchemaGraph, Table
+
+    graph = SchemaGraph(dialect="sqlite", tables=[
+        Table(name=name, columns=[Column(name="title", type="text")]) for name in "abc"
+    ] + [Table(name="invoices", columns=[Column(name="total", type="real")])])  # fmt: skip
+    problem = classify("sqlite", "no such column: totl", None, graph=graph, sql="SELECT totl")
+    assert problem.model_dump()["closest"][0] == "invoices.total"
+
+
 def test_unknown_table_gets_closest_names() -> None:
     problem = classify("sqlite", "no such table: order_item", None, graph=GRAPH)
     assert "shop.order_items" in problem.model_dump()["closest"]

@@ -348,6 +348,10 @@ def test_a_syntax_error_is_said_in_the_users_words(sql: str, says: str) -> None:
         ("LISTEN foo", "LISTEN"),
         ("DELETE FROM shop.orders", "DELETE"),
         ("INSERT INTO shop.regions VALUES (99, 'x', 'y')", "INSERT"),
+        ("/* c */ LISTEN x", "LISTEN"),
+        ("-- a comment\nEXPLAIN SELECT 1", "EXPLAIN"),
+        ("TRUNCATE shop.orders", "TRUNCATE"),
+        ("WITH x AS (DELETE FROM shop.orders RETURNING 1) DELETE FROM shop.orders", "DELETE"),
     ],
 )
 def test_a_refused_statement_is_named_as_its_writer_would(sql: str, word: str) -> None:

@@ -79,6 +79,8 @@ def choose_tables(
     )
     left_out: list[PassedOver] = []
     picked = choose(candidates, graph, ranking, meta.usage if meta else None, passed_over=left_out)
+    # The first table's score every passed-over share is of (before a ranker reorders them).
+    top = picked[0].score if picked else 0.0
     if settings.ranker is not None:
         ranked = settings.ranker(question, picked) or picked[:1]
         kept = {c.table for c in ranked}
@@ -135,7 +137,6 @@ def choose_tables(
     # A table passed over is scored as the bar it failed compared it: its share of the first
     # table's score, after the rerank's adjustments for what was chosen, so that its score over
     # the first's reads as the share its reason gives; best first by that.
-    top = picked[0].score if picked else 0.0
     passed = [
         TableChoice(name=p.candidate.table, score=round(p.share * top, 5),
                     reasons=[p.why, *counted(p.candidate.reasons)], left_out=p.cause)

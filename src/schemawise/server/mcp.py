@@ -85,6 +85,10 @@ class SchemawiseTools:
         # machine (the server's paths are no client's business).
         listed = api.sources(index_url=self.index_url)
         for entry in listed:
+            url = str(entry.get("url") or "")
+            if url.lower().startswith(("sqlite:///", "duckdb:///")):
+                # A database file by its name, as the files below: not where it lies.
+                entry["url"] = f"{url.split(':', 1)[0]}:///{Path(url.split(':///', 1)[1]).name}"
             options = entry.get("options") or {}
             for key in ("dbt", "overlay", "dictionary", "query_log"):
                 if isinstance(options.get(key), str) and options[key] != "pg_stat_statements":

@@ -103,13 +103,16 @@ def _transpiled(sql: str, target: str) -> str | None:
 def _close_columns(graph: SchemaGraph, sql: str, name: str) -> list[str]:
     """The columns nearest `name` among the tables the SQL names (all tables when it names
     none the graph has), as `table.column`."""
-    lowered = sql.lower()
-    read = [t for t in graph.tables if t.name.lower() in lowered
-            or t.name.lower().rsplit(".", 1)[-1] in re.findall(r"\w+", lowered)]  # fmt: skip
+    # Tables the SQL names as words (`shop.orders`, `orders`), not as parts of other words.
+    words = set(re.findall(r"[\w.]+", sql.lower()))
+    words |= {w.rsplit(".", 1)[-1] for w in words}
+    read = [t for t in graph.tables if t.name.lower() in words
+            or t.name.lower().rsplit(".", 1)[-1] in words]  # fmt: skip
     tables = read or graph.tables
     columns = {f"{t.name}.{c.name}": c.name.lower() for t in tables for c in t.columns}
     near = get_close_matches(name.lower(), sorted(set(columns.values())), n=3, cutoff=0.6)
-    return [full for full, bare in columns.items() if bare in near][:3]
+    # The closest first: difflib gives them best first, each with every table that has it.
+    return [full for bare in near for full, col in columns.items() if col == bare][:3]
 
 
 def classify(

@@ -123,18 +123,28 @@ def _problem(
     edge = pair.edge
     assert edge is not None
     owner_table, via, other = facts.tables[owner], facts.tables[source], facts.tables[target]
-    # Per the key of the table the repeating join starts from; when that is the aggregated
-    # table itself, by the column it joins on ("per sales.orders key" said nothing).
-    column = pair.left_column if pair.left_alias == source else pair.right_column
-    per = f"by {via}.{column}" if via == owner_table else f"per {via} key"
+    if via == owner_table:
+        # The aggregated table joins the many side itself: pre-aggregating it changes nothing;
+        # the many side is what to aggregate first, by the column it joins on.
+        column = pair.right_column if pair.left_alias == source else pair.left_column
+        hint = (
+            f"Aggregate {other} by {other}.{column} in a CTE (WITH x AS (SELECT {column}, "
+            f"SUM(…) FROM {other} GROUP BY {column})) and join that to {owner_table}, or "
+            f"aggregate {owner_table} without joining {other}; COUNT(DISTINCT …), MIN and MAX "
+            "are safe."
+        )
+    else:
+        hint = (
+            f"Pre-aggregate {owner_table} per {via} key in a CTE (WITH x AS (SELECT …, SUM(…) "
+            f"FROM {owner_table} GROUP BY …)) and join that, or aggregate {other} separately; "
+            "COUNT(DISTINCT …), MIN and MAX are safe."
+        )
     return SqlProblem.of(
         "fanout_risk",
         f"{aggregate.sql()} aggregates rows of {owner_table} that the join from {via} to "
         f"{other} repeats ({edge.describe()} is {edge.cardinality.replace('_', '-')}): each "
         f"{owner_table} row is counted once per matching {other} row.",
-        f"Pre-aggregate {owner_table} {per} in a CTE (WITH x AS (SELECT …, SUM(…) "
-        f"FROM {owner_table} GROUP BY …)) and join that, or aggregate {other} separately; "
-        "COUNT(DISTINCT …), MIN and MAX are safe.",
+        hint,
         aggregate=aggregate.sql(),
         # SUM and AVG over repeated rows are wrong whatever the data; a COUNT may be meant.
         certain=isinstance(aggregate, exp.Sum | exp.Avg),

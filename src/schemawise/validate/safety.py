@@ -234,12 +234,13 @@ def _forbidden(call: Call, dialect: str) -> SqlProblem:
 
 
 def statement_word(tree: exp.Expr, sql: str) -> str:
-    """What kind of statement it is, as its writer would name it: `EXPLAIN`, `SHOW`, `LISTEN`
-    (sqlglot parses statements it does not model as a command or an alias, whose node names
-    say nothing to the writer), else the statement's type (`DELETE`, `INSERT`)."""
-    if isinstance(tree, exp.Command):
-        return str(tree.this).upper()
-    if isinstance(tree, exp.Alias | exp.Column | exp.Identifier | exp.Literal):
-        words = sql.lstrip(" \t\n(").split(None, 1)
-        return words[0].upper() if words else tree.key.upper()
+    """What kind of statement it is, as its writer would name it: the statement's first word
+    after any comments (`EXPLAIN`, `SHOW`, `LISTEN`, `TRUNCATE`: sqlglot parses statements it
+    does not model as a command or an alias, and names some nodes its own way); for a statement
+    behind `WITH`, its type (`DELETE`)."""
+    text = re.sub(r"^(\s|\(|/\*.*?\*/|--[^\n]*(\n|$))*", "", sql, flags=re.DOTALL)
+    words = text.split(None, 1)
+    first = re.sub(r"\W.*$", "", words[0]).upper() if words else ""
+    if first and first != "WITH":
+        return first
     return tree.key.upper()
