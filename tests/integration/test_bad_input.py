@@ -216,3 +216,25 @@ def test_a_budget_of_no_tokens_is_refused(budget: str) -> None:
 
     result = CliRunner().invoke(app, ["context", "payments", "--budget", budget])
     assert result.exit_code == 2 and "--budget" in result.output
+
+
+def test_a_key_into_a_schema_not_read_is_said(embedded_url: str) -> None:
+    with psycopg.connect(embedded_url, autocommit=True) as conn:
+        conn.execute(
+            "DROP SCHEMA IF EXISTS crossa CASCADE; DROP SCHEMA IF EXISTS crossb CASCADE;"
+            "CREATE SCHEMA crossa; CREATE SCHEMA crossb;"
+            "CREATE TABLE crossb.customers (cust_id int PRIMARY KEY);"
+            "CREATE TABLE crossa.orders (ord_id int PRIMARY KEY,"
+            " cust_id int REFERENCES crossb.customers)"
+        )
+    try:
+        with PostgresSource(embedded_url, schemas=["crossa"]) as source:
+            catalog = source.read_catalog()
+        assert catalog.foreign_keys == []
+        [problem] = [p for p in catalog.problems if "outside the schemas read" in p.message]
+        assert problem.table == "crossa.orders" and "--schema" in problem.hint
+        with PostgresSource(embedded_url, schemas=["crossa", "crossb"]) as source:
+            assert len(source.read_catalog().foreign_keys) == 1
+    finally:
+        with psycopg.connect(embedded_url, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA crossa CASCADE; DROP SCHEMA crossb CASCADE")

@@ -186,6 +186,17 @@ class PostgresSource(Source):
                 catalog.foreign_keys.append(
                     ForeignKey(table.name, tuple(cols), by_oid[frel].name, tuple(fcols))
                 )
+            elif contype == "f" and self.schemas:
+                # A declared key into a schema not read (--schema): said, not silently lost.
+                catalog.problems.append(
+                    Problem(
+                        table=table.name,
+                        stage="catalog",
+                        message=f"{table.name} ({', '.join(cols)}) references a table outside "
+                        f"the schemas read ({', '.join(self.schemas)}): that join is left out",
+                        hint="Add the other table's schema with another --schema to keep it.",
+                    )
+                )
         for rel, cols in unique_indexes:
             if rel in by_oid and list(cols) not in by_oid[rel].unique:
                 by_oid[rel].unique.append(list(cols))
