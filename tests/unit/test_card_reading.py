@@ -3,11 +3,11 @@ vectors say which texts are alike."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from schemawise.graph.model import Column, SchemaGraph, Table
 from schemawise.retrieve.card_reading import card_nearness, card_text, card_vectors
+from tests.toy_embedder import AxisEmbedder
 
 # Texts on one axis are alike; any other text is far from all.
 AXES = {
@@ -18,19 +18,13 @@ AXES = {
 }
 
 
-class ToyReader:
+class ToyReader(AxisEmbedder):
+    """Cards and questions alike by axis; any other text far from all."""
+
     name = "toy-reader"
-    dim = 4
 
     def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        out = np.zeros((len(texts), self.dim))
-        for i, text in enumerate(texts):
-            out[i, AXES.get(text, 3)] = 1.0
-        return out
+        super().__init__(AXES, dim=4)
 
 
 def graph(version: str, *tables: tuple[str, list[str]]) -> SchemaGraph:

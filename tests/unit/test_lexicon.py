@@ -19,6 +19,7 @@ from schemawise.retrieve.lexicon import (
 )
 from schemawise.retrieve.relevance import DEFAULT_FLOOR
 from schemawise.retrieve.settings import ContextSettings
+from tests.toy_embedder import AxisEmbedder
 
 # Each word's vector: words on one axis are alike; a word not listed is far from all.
 AXES = {
@@ -29,23 +30,11 @@ AXES = {
 }  # fmt: skip
 
 
-class ToyEmbedder:
-    name = "toy"
-    dim = 8
+class ToyEmbedder(AxisEmbedder):
+    """AXES' words alike by axis, with a little shared meaning; any other word far."""
 
     def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        out = np.zeros((len(texts), self.dim))
-        for i, text in enumerate(texts):
-            if text in AXES:
-                out[i, AXES[text]] = 1.0
-                out[i, 7] = 0.2  # a little shared meaning, as real vectors have
-            else:
-                out[i, 7] = 1.0
-        return out
+        super().__init__(AXES, dim=8, shared=0.2)
 
 
 def graph(*tables: tuple[str, list[str]]) -> SchemaGraph:
