@@ -186,3 +186,38 @@ def test_a_stored_url_is_the_same_database_with_or_without_its_password(
     first: str, second: str, same: bool
 ) -> None:
     assert same_stored_url(first, second) is same
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        # libpq ends the authority at the first `/` only: `?` and `#` may be in a password.
+        ("postgresql://u:s3cr?t@db.example.com:5432/prod?sslmode=require", "s3cr?t"),
+        ("postgresql://u:p#ss@h/db", "p#ss"),
+        # Key/value strings: `&` is part of a value, `\'` escapes a quote.
+        ("host=h password=a&b dbname=d", "a&b"),
+        ("host=h password='p\\'w x' dbname=d", "w x"),
+        # The client key's passphrase, and a parameter name libpq decodes.
+        ("host=h sslpassword=keypw user=u", "keypw"),
+        ("postgresql://u@h/db?sslpassword=kp&sslmode=require", "kp"),
+        ("postgresql://u@h/db?pass%77ord=pw9", "pw9"),
+    ],
+)
+def test_no_password_survives_redaction(url: str, secret: str) -> None:
+    assert secret not in redact(url), redact(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u:s3cr?t@db.example.com:5432/prod?sslmode=require",
+        "postgresql://u:p@[::1]:5432/db",
+        "postgresql://h:5432/db?user=alice@corp&password=s3cret",
+        "postgresql://u@/rv?host=/tmp/x",
+    ],
+)
+def test_a_redacted_url_connects_where_the_url_did(url: str) -> None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    given = {k: v for k, v in conninfo_to_dict(url).items() if k != "password"}
+    assert conninfo_to_dict(without_redacted_password(redact(url))) == given

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+from urllib.parse import unquote
 
 from schemawise.errors import InvalidURLError
 
@@ -95,18 +96,24 @@ def absolute_url(url: str) -> str:
     return f"{parsed.kind}:///{os.path.abspath(parsed.target)}"
 
 
-# A password given as a parameter: `?password=…` in a URL, `password=…` in a key/value string.
-_PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('[^']*'|[^&\s]*)", re.IGNORECASE)
+# A password given as a parameter: `?password=…` (or `sslpassword`, the client key's) in a URL,
+# up to the next `&`; `password=…` in a key/value string, up to the next space, or quoted with
+# `\'` escapes inside (libpq's key/value syntax, where `&` is part of the value).
+_PASSWORD_URL_PARAMETER = re.compile(r"([?&](?:ssl)?password=)([^&#]*)", re.IGNORECASE)
+_PASSWORD_PARAMETER = re.compile(
+    r"((?<![\w%])(?:ssl)?password\s*=\s*)('(?:\\.|[^'\\])*'|\S*)", re.IGNORECASE
+)
 
 
 def _authority(url: str) -> tuple[str, str, str, str] | None:
     """`scheme://credentials@host/rest` split as (scheme, credentials, host, rest); None when
-    the URL names no user. Only the part before the first `/`, `?` or `#` is the authority: an
-    `@` in a parameter (`?user=alice@corp`) is no user's."""
+    the URL names no user. The authority ends at the first `/`, as libpq reads it: a password
+    may hold `?` or `#` (`u:s3cr?t@h/db`), and an `@` after the `/` (`?user=alice@corp`) is no
+    user's."""
     if "://" not in url:
         return None
     scheme, after = url.split("://", 1)
-    end = min((i for i in (after.find(c) for c in "/?#") if i >= 0), default=len(after))
+    end = after.find("/") if "/" in after else len(after)
     authority, rest = after[:end], after[end:]
     if "@" not in authority:
         return None
@@ -117,7 +124,13 @@ def _authority(url: str) -> tuple[str, str, str, str] | None:
 def redact(url: str) -> str:
     """The URL (or key/value connection string) without its password, for output and error
     messages."""
-    url = _PASSWORD_PARAMETER.sub(r"\1***", url)
+    if "://" in url:
+        # Parameter names may be percent-encoded (`pass%77ord`): libpq decodes them.
+        url = re.sub(r"([?&])([^=&#]*%[^=&#]*)=", lambda m: m.group(1) + unquote(m.group(2)) + "=",
+                     url)  # fmt: skip
+        url = _PASSWORD_URL_PARAMETER.sub(r"\1***", url)
+    else:
+        url = _PASSWORD_PARAMETER.sub(r"\1***", url)
     parts = _authority(url)
     if parts is None or ":" not in parts[1]:
         return url
@@ -133,7 +146,7 @@ def without_redacted_password(url: str) -> str:
     """A stored URL whose password was removed (`user:***@host`, `?password=***`) without the
     placeholder (`user@host`): libpq then takes the password from PGPASSWORD, PGPASSFILE or
     ~/.pgpass, as a cron job or a server would keep it. Any other URL as given."""
-    url = re.sub(rf"([?&])password={re.escape(REDACTED)}(&|$)", _keep_separator, url)
+    url = re.sub(rf"([?&])(?:ssl)?password={re.escape(REDACTED)}(&|$)", _keep_separator, url)
     parts = _authority(url)
     if parts is None or not parts[1].endswith(":" + REDACTED):
         return url
