@@ -123,22 +123,16 @@ def _problem(
     edge = pair.edge
     assert edge is not None
     owner_table, via, other = facts.tables[owner], facts.tables[source], facts.tables[target]
-    if via == owner_table:
-        # The aggregated table joins the many side itself: pre-aggregating it changes nothing;
-        # the many side is what to aggregate first, by the column it joins on.
-        column = pair.right_column if pair.left_alias == source else pair.left_column
-        hint = (
-            f"Aggregate {other} by {other}.{column} in a CTE (WITH x AS (SELECT {column}, "
-            f"SUM(…) FROM {other} GROUP BY {column})) and join that to {owner_table}, or "
-            f"aggregate {owner_table} without joining {other}; COUNT(DISTINCT …), MIN and MAX "
-            "are safe."
-        )
-    else:
-        hint = (
-            f"Pre-aggregate {owner_table} per {via} key in a CTE (WITH x AS (SELECT …, SUM(…) "
-            f"FROM {owner_table} GROUP BY …)) and join that, or aggregate {other} separately; "
-            "COUNT(DISTINCT …), MIN and MAX are safe."
-        )
+    # The repeating side is `other`, whichever table the join to it starts from: aggregated
+    # first by the column it joins on, it holds one row per row it joins (pre-aggregating the
+    # summed table instead leaves the repetition: order_items × refunds still doubles).
+    column = pair.right_column if pair.left_alias == source else pair.left_column
+    hint = (
+        f"Aggregate {other} by {other}.{column} in a CTE (WITH x AS (SELECT {column}, SUM(…) "
+        f"FROM {other} GROUP BY {column})) and join that in its place, or compute the "
+        f"{aggregate.key.upper()} over {owner_table} without joining {other}; COUNT(DISTINCT …), "
+        "MIN and MAX are safe."
+    )
     return SqlProblem.of(
         "fanout_risk",
         f"{aggregate.sql()} aggregates rows of {owner_table} that the join from {via} to "

@@ -169,10 +169,10 @@ def through_parent(
     is what the two references say: each one to one with the parent, one row meets one; one
     side one to one, each of its rows meets the other's many (the other is the child, the
     one-to-one side its parent); neither, many-to-many."""
-    # One to one on the whole table only: uniqueness measured on a sample may miss the rare
-    # duplicate, and a SUM it lets through would be wrong (a sampled side counts as many).
-    first_single = first.cardinality == "one_to_one" and not first.evidence.sampled
-    second_single = second.cardinality == "one_to_one" and not second.evidence.sampled
+    # As a direct join reads them: a one-to-one is trusted whether its uniqueness was declared
+    # or measured (on a large table, on a sample), so the two kinds of join agree.
+    first_single = first.cardinality == "one_to_one"
+    second_single = second.cardinality == "one_to_one"
     if first_single != second_single:
         # Oriented so that the one-to-one side is the parent: `many_to_one` then reads rightly.
         one, many = (first, second) if first_single else (second, first)
