@@ -84,6 +84,20 @@ def test_the_nearest_column_comes_first_whatever_the_tables_order() -> None:
     assert problem.model_dump()["closest"][0] == "invoices.total"
 
 
+def test_the_nearest_columns_are_of_the_tables_the_query_reads() -> None:
+    from schemawise.graph.model import Column, SchemaGraph, Table
+
+    graph = SchemaGraph(dialect="sqlite", tables=[
+        Table(name="orders", columns=[Column(name="amount", type="real"),
+                                      Column(name="status", type="text")]),
+        Table(name="status", columns=[Column(name="amount_x", type="real")]),
+    ])  # fmt: skip
+    # `status` is a word of the query, not a table it reads.
+    problem = classify("sqlite", "no such column: o.amout", None, graph=graph,
+                       sql="SELECT o.amout FROM orders o WHERE o.status = 1")  # fmt: skip
+    assert problem.model_dump()["closest"] == ["orders.amount"]
+
+
 def test_unknown_table_gets_closest_names() -> None:
     problem = classify("sqlite", "no such table: order_item", None, graph=GRAPH)
     assert "shop.order_items" in problem.model_dump()["closest"]

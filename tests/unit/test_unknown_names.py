@@ -13,6 +13,8 @@ GRAPH = SchemaGraph(
                                              Column(name="segment", type="text"),
                                              Column(name="FirstName", type="text")]),
         Table(name="InvoiceLine", columns=[Column(name="UnitPrice", type="numeric")]),
+        Table(name="order_status", columns=[Column(name="order_id", type="int"),
+                                            Column(name="user_tags", type="text")]),
         Table(name="sales.orders", columns=[Column(name="ord_id", type="int"),
                                             Column(name="total_amt", type="numeric")]),
     ]
@@ -24,6 +26,8 @@ GRAPH = SchemaGraph(
     [
         ("average score per tenant in the loyalty_points table", ["loyalty_points"]),
         ("how many rows are in crm.leads", ["crm.leads"]),
+        ("order_statuses by user_tag", []),
+        ("sales.orders.nope_col and order_status.user_tags", ["sales.orders.nope_col"]),
         # A name at the end of a sentence.
         ("how many rows are in loyalty_points.", ["loyalty_points"]),
         # Names the database has, written as the schema writes them or in the plural.
@@ -37,6 +41,10 @@ GRAPH = SchemaGraph(
         # However the schema writes it: snake_case for CamelCase, plural for singular.
         ("the unit_price and the invoice_line total of each track", []),
         ("first_name of each crm.customer", []),
+        ("all order_ids and cust_ids", []),
+        ("customer.first_name and customers.segment", []),
+        # Prose with dots is no name of a table: an address, a host.
+        ("mail alice.smith@example.com about it", []),
     ],
 )
 def test_names_written_that_the_database_lacks(question: str, unknown: list[str]) -> None:

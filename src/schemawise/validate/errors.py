@@ -7,9 +7,10 @@ import re
 from difflib import get_close_matches
 
 import sqlglot
+from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from schemawise.graph.model import SchemaGraph
+from schemawise.graph.model import SchemaGraph, Table
 from schemawise.validate.problems import SqlProblem
 from schemawise.validate.resolve import tables_with_column
 
@@ -101,18 +102,27 @@ def _transpiled(sql: str, target: str) -> str | None:
 
 
 def _close_columns(graph: SchemaGraph, sql: str, name: str) -> list[str]:
-    """The columns nearest `name` among the tables the SQL names (all tables when it names
-    none the graph has), as `table.column`."""
-    # Tables the SQL names as words (`shop.orders`, `orders`), not as parts of other words.
-    words = set(re.findall(r"[\w.]+", sql.lower()))
-    words |= {w.rsplit(".", 1)[-1] for w in words}
-    read = [t for t in graph.tables if t.name.lower() in words
-            or t.name.lower().rsplit(".", 1)[-1] in words]  # fmt: skip
-    tables = read or graph.tables
+    """The columns nearest `name` among the tables the SQL reads (all tables when it reads none
+    the graph has, or does not parse), as `table.column`, the closest first."""
+    tables = _tables_read(graph, sql) or graph.tables
     columns = {f"{t.name}.{c.name}": c.name.lower() for t in tables for c in t.columns}
     near = get_close_matches(name.lower(), sorted(set(columns.values())), n=3, cutoff=0.6)
     # The closest first: difflib gives them best first, each with every table that has it.
     return [full for bare in near for full, col in columns.items() if col == bare][:3]
+
+
+def _tables_read(graph: SchemaGraph, sql: str) -> list[Table]:
+    """The graph's tables the SQL's FROM and JOIN name (quoted names too), not any word of it."""
+    try:
+        tree = sqlglot.parse_one(sql, read=graph.dialect or None)
+    except (SqlglotError, RecursionError, ValueError):
+        return []
+    found = []
+    for node in tree.find_all(exp.Table):
+        table = graph.table(f"{node.db}.{node.name}" if node.db else node.name)
+        if table is not None and table not in found:
+            found.append(table)
+    return found
 
 
 def classify(
