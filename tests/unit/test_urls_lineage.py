@@ -180,6 +180,7 @@ def test_an_at_sign_in_a_parameter_is_not_read_as_a_user() -> None:
         ("postgresql://u:s3cret@h/db", "postgresql://u:***@h/db", True),
         ("postgresql://u@h/db", "postgresql://u@h/other", False),
         ("postgresql://u@h/db?password=***", "postgresql://u@h/db", True),
+        ("postgres://u:***@h/db", "postgresql://u@h/db", True),
     ],
 )
 def test_a_stored_url_is_the_same_database_with_or_without_its_password(

@@ -157,7 +157,12 @@ def without_redacted_password(url: str) -> str:
 def same_stored_url(first: str, second: str) -> bool:
     """Two stored URLs of one database, whether or not a password was given (and redacted) in
     either: `user:***@host/db` and `user@host/db` are one."""
-    return without_redacted_password(redact(first)) == without_redacted_password(redact(second))
+    def key(url: str) -> str:
+        # `postgres://` is `postgresql://` to libpq.
+        plain = without_redacted_password(redact(url))
+        return re.sub(r"^postgres://", "postgresql://", plain, flags=re.IGNORECASE)
+
+    return key(first) == key(second)
 
 
 def _keep_separator(match: re.Match[str]) -> str:
