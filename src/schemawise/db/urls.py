@@ -157,6 +157,7 @@ def without_redacted_password(url: str) -> str:
 def same_stored_url(first: str, second: str) -> bool:
     """Two stored URLs of one database, whether or not a password was given (and redacted) in
     either: `user:***@host/db` and `user@host/db` are one."""
+
     def key(url: str) -> str:
         # `postgres://` is `postgresql://` to libpq.
         plain = without_redacted_password(redact(url))
