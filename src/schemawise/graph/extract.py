@@ -32,7 +32,7 @@ from schemawise.graph.infer import (
     query_log_candidates,
 )
 from schemawise.graph.lineage import resolve_reads
-from schemawise.graph.model import Edge, Evidence, Problem, SchemaGraph
+from schemawise.graph.model import Edge, Evidence, Problem, SchemaGraph, unreadable_tables
 from schemawise.graph.naming import (
     KEY_WORDS,
     ends_with,
@@ -69,11 +69,7 @@ def _new_problems(found: list[Problem], known: list[Problem]) -> list[Problem]:
     """The data checks' problems less those already said: a table the catalog found
     unreadable was warned of once, with its grant (each failed check on it said it again, under
     whichever table the check was for), and a problem said twice is said once."""
-    unreadable = {
-        p.table.rsplit(".", 1)[-1].lower()
-        for p in known
-        if p.table and p.stage == "catalog" and "permission denied" in p.message
-    }
+    unreadable = {t.rsplit(".", 1)[-1].lower() for t in unreadable_tables(known)}
     out: list[Problem] = []
     for problem in found:
         denied = _DENIED.search(problem.message)

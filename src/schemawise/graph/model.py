@@ -115,6 +115,16 @@ class Problem(BaseModel):
     hint: str = ""
 
 
+def unreadable_tables(problems: list[Problem]) -> set[str]:
+    """The tables the catalogue found the connecting role may not read (db/postgres.py says so
+    as a `catalog` problem): their structure is known, their rows are not."""
+    return {
+        p.table
+        for p in problems
+        if p.table and p.stage == "catalog" and "permission denied" in p.message
+    }
+
+
 class SchemaGraph(BaseModel):
     source: str = ""
     dialect: str = ""

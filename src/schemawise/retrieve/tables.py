@@ -9,7 +9,7 @@ from typing import Any
 
 from schemawise.enrich.metadata import Metadata
 from schemawise.errors import NoJoinPathError
-from schemawise.graph.model import SchemaGraph
+from schemawise.graph.model import SchemaGraph, unreadable_tables
 from schemawise.graph.paths import JoinPath, PathEdge, connecting_tree, grain_and_warnings
 from schemawise.rank.structural import (
     Candidate,
@@ -115,12 +115,7 @@ def choose_tables(
     for table in brought:
         score_of[table] = max(score_of.get(table, 0.0), weakest)
     # A table the indexing role could not read: its structure is known, its rows may not be.
-    unreadable = {
-        p.table
-        for p in graph.problems
-        if p.table and p.stage == "catalog" and "permission denied" in p.message
-    }
-    for name in unreadable & set(tables):
+    for name in unreadable_tables(graph.problems) & set(tables):
         notes.setdefault(name, []).append(
             "the role that indexed it could not read it: a query on it may be refused"
         )
