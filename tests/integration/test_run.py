@@ -41,6 +41,30 @@ def test_opening_example_caught_and_fixed(
     assert int(wrong.result.rows[0][1]) > 2 * truth
 
 
+# The opening example's join, made inside a CTE and summed outside it.
+HIDDEN_FANOUT_SQL = """
+WITH lines AS (
+    SELECT o.status, oi.quantity
+    FROM shop.orders o
+    JOIN shop.order_items oi ON oi.order_id = o.order_id
+    JOIN shop.shipments s ON s.order_id = o.order_id
+)
+SELECT status, SUM(quantity) AS units FROM lines GROUP BY status ORDER BY status
+"""
+
+
+def test_a_fanout_inside_a_cte_is_refused_before_it_gives_a_wrong_number(
+    demo_rows: warehouse.DemoRows, demo_graph: SchemaGraph
+) -> None:
+    truth = warehouse.true_units_of_shipped_orders(demo_rows)["S"]
+    refused = run_checked("embedded", HIDDEN_FANOUT_SQL, graph=demo_graph)
+    assert refused.result is None and [p.type for p in refused.check.errors] == ["fanout_risk"]
+    assert "inside lines" in refused.check.errors[0].message
+    wrong = run_checked("embedded", HIDDEN_FANOUT_SQL, graph=demo_graph, fanout="warn")
+    assert wrong.result is not None
+    assert int(dict(wrong.result.rows)["S"]) > 2 * truth
+
+
 def test_row_cap_reports_truncation(demo_rows: warehouse.DemoRows, demo_graph: SchemaGraph) -> None:
     outcome = run_checked(
         "embedded", "SELECT order_id FROM shop.orders", graph=demo_graph, limits=Limits(max_rows=5)

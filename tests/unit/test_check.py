@@ -494,3 +494,78 @@ def test_a_one_to_one_measured_on_a_sample_is_trusted_as_a_direct_join_trusts_it
     assert not check_sql(sql, sampled, fanout="auto").fanout
     direct = "SELECT sum(o.amt) FROM orders o JOIN invoices i ON i.order_id = o.order_id"
     assert not check_sql(direct, sampled, fanout="auto").fanout
+
+
+@pytest.mark.parametrize(
+    ("sql", "risky"),
+    [
+        # The repeat made inside a CTE, summed outside it.
+        ("WITH j AS (SELECT o.amt, oi.quantity FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id) SELECT sum(amt) FROM j", True),
+        # ... in a derived table, its columns read through `*`.
+        ("SELECT sum(x.amt) FROM (SELECT * FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id) x", True),
+        # ... two levels down, renamed on the way.
+        ("SELECT sum(y.a) FROM (SELECT x.amt AS a FROM (SELECT o.amt FROM orders o "
+         "JOIN refunds r ON r.order_id = o.order_id) x) y", True),
+        # ... with the outer SELECT joining on and grouping by something else.
+        ("SELECT c.name, sum(x.amt) FROM customers c JOIN (SELECT o.customer_id, o.amt "
+         "FROM orders o JOIN order_items oi ON oi.order_id = o.order_id) x "
+         "ON x.customer_id = c.customer_id GROUP BY c.name", True),
+        # The many side's own column is not repeated by its many-to-one join.
+        ("WITH j AS (SELECT o.amt, oi.quantity FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id) SELECT sum(quantity) FROM j", False),
+        # Grouped outside by the repeated table's key: one order a group.
+        ("WITH j AS (SELECT o.order_id, o.amt FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id) SELECT order_id, sum(amt) FROM j GROUP BY order_id",
+         False),
+        # A CTE that joins only to the one side keeps the grain.
+        ("WITH j AS (SELECT o.amt FROM orders o JOIN customers c "
+         "ON c.customer_id = o.customer_id) SELECT sum(amt) FROM j", False),
+        # DISTINCT and GROUP BY inside hand on new rows, not repeats.
+        ("WITH j AS (SELECT DISTINCT o.order_id, o.amt FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id) SELECT sum(amt) FROM j", False),
+        ("WITH j AS (SELECT o.order_id, max(o.amt) AS amt FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id GROUP BY o.order_id) SELECT sum(amt) FROM j", False),
+        # Pre-aggregated as the hint says, then joined: correct.
+        ("WITH q AS (SELECT order_id, sum(quantity) AS units FROM order_items GROUP BY order_id) "
+         "SELECT sum(o.amt), sum(q.units) FROM orders o JOIN q ON q.order_id = o.order_id", False),
+    ],
+)  # fmt: skip
+def test_a_fanout_made_inside_a_cte_or_derived_table_is_found_where_it_is_summed(
+    sql: str, risky: bool
+) -> None:
+    fanout = check_sql(sql, GRAPH, fanout="auto").fanout
+    assert bool(fanout) is risky, [p.message for p in fanout]
+
+
+def test_a_fanout_through_a_cte_names_it_and_is_refused() -> None:
+    result = check_sql(
+        "WITH j AS (SELECT o.amt FROM orders o JOIN order_items oi ON oi.order_id = o.order_id) "
+        "SELECT sum(amt) FROM j",
+        GRAPH,
+        fanout="auto",
+    )
+    [problem] = result.fanout
+    assert problem in result.errors
+    assert "inside j" in problem.message and "order_items" in problem.message
+    assert problem.model_dump()["through"] == "j"
+
+
+@pytest.mark.parametrize(
+    ("sql", "risky"),
+    [
+        ("SELECT total(o.amt) FROM orders o JOIN order_items oi ON oi.order_id = o.order_id", True),
+        ("SELECT total(oi.quantity) FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id", False),
+        # Behind casts and parentheses the join is the same.
+        ("SELECT sum(o.amt) FROM orders o JOIN order_items oi "
+         "ON CAST(oi.order_id AS INTEGER) = (o.order_id)", True),
+        ("SELECT sum(o.amt) FROM orders o, order_items oi "
+         "WHERE oi.order_id IS NOT DISTINCT FROM o.order_id", True),
+    ],
+)  # fmt: skip
+def test_sqlite_total_and_cast_join_keys_are_read(sql: str, risky: bool) -> None:
+    fanout = check_sql(sql, GRAPH, fanout="auto").fanout
+    assert bool(fanout) is risky
+    assert all(p in check_sql(sql, GRAPH, fanout="auto").errors for p in fanout)

@@ -8,19 +8,32 @@ from sqlglot import exp
 
 from schemawise.graph.model import SchemaGraph
 from schemawise.validate.joins import JoinPair, ScopeJoins
+from schemawise.validate.lineage import Origin, origins
 from schemawise.validate.problems import SqlProblem
 
 _RISKY = (exp.Sum, exp.Avg, exp.Count)
 
 
-def _own_aggregates(select: exp.Select) -> list[exp.AggFunc]:
-    """Aggregates of this SELECT, not of its subqueries."""
-    found = []
+def _is_risky(node: exp.Expr, dialect: str) -> bool:
+    """SUM, AVG and COUNT add up repeats; so does SQLite's TOTAL (a SUM that returns 0.0 on
+    no rows), which sqlglot reads as an unknown function."""
+    if isinstance(node, exp.Anonymous):
+        return dialect == "sqlite" and node.name.lower() == "total"
+    return isinstance(node, _RISKY)
+
+
+def _own_aggregates(select: exp.Select, dialect: str) -> list[exp.Func]:
+    """Risky aggregates of this SELECT, not of its subqueries, not over DISTINCT values."""
+    found: list[exp.Func] = []
     for part in [*select.expressions, select.args.get("having"), select.args.get("order")]:
         if part is None:
             continue
-        for node in part.find_all(exp.AggFunc):
-            if node.find_ancestor(exp.Select) is select:
+        for node in part.find_all(exp.AggFunc, exp.Anonymous):
+            if (
+                node.find_ancestor(exp.Select) is select
+                and _is_risky(node, dialect)
+                and not node.find(exp.Distinct)
+            ):
                 found.append(node)
     return found
 
@@ -80,16 +93,85 @@ def _grouped_keys(select: exp.Select, facts: ScopeJoins, graph: SchemaGraph) -> 
     return out
 
 
-def fanout_problems(facts: ScopeJoins, graph: SchemaGraph) -> list[SqlProblem]:
+def fanout_problems(
+    facts: ScopeJoins, graph: SchemaGraph, by_select: dict[int, ScopeJoins] | None = None
+) -> list[SqlProblem]:
+    """Aggregates of this SELECT over rows its joins repeat, or (with `by_select`, every
+    SELECT's facts: lineage.facts_by_select) rows repeated by the joins of a CTE or derived
+    table it reads."""
     select = facts.scope.expression
-    if not isinstance(select, exp.Select) or len(facts.tables) < 2:
+    if not isinstance(select, exp.Select):
         return []
+    aggregates = _own_aggregates(select, graph.dialect)
+    problems = _direct_problems(facts, graph, select, aggregates) if len(facts.tables) > 1 else []
+    if by_select is not None:
+        flagged = {p.model_dump().get("aggregate") for p in problems}
+        unflagged = [a for a in aggregates if a.sql() not in flagged]
+        problems += _derived_problems(facts, graph, select, unflagged, by_select)
+    return problems
+
+
+def _derived_problems(
+    facts: ScopeJoins,
+    graph: SchemaGraph,
+    select: exp.Select,
+    aggregates: list[exp.Func],
+    by_select: dict[int, ScopeJoins],
+) -> list[SqlProblem]:
+    """Aggregates over a CTE's or derived table's columns whose base rows its own joins repeat.
+    Safe when this SELECT groups by the repeated table's key (each group is then one of its
+    rows, as in _grouped_keys)."""
+    grouped = _grouped_origins(select, facts, by_select)
+    problems = []
+    for aggregate in aggregates:
+        derived = [c for c in aggregate.find_all(exp.Column) if c.table in facts.others]
+        for column in derived:
+            step = next(
+                (
+                    (origin, found)
+                    for origin in origins(facts, column.table, column.name, by_select)
+                    if not _covers_key(origin, grouped, graph)
+                    and (found := multiplying_step(origin.alias, _adjacency(origin.facts), set()))
+                ),
+                None,
+            )
+            if step is not None:
+                origin, (source, target, pair) = step
+                problems.append(
+                    _problem(aggregate, origin.facts, origin.alias, source, target, pair,
+                             through=origin.through[-1])
+                )  # fmt: skip
+                break
+    return problems
+
+
+def _grouped_origins(
+    select: exp.Select, facts: ScopeJoins, by_select: dict[int, ScopeJoins]
+) -> set[tuple[int, str, str]]:
+    """The base columns behind this SELECT's GROUP BY columns: (their SELECT, alias, column)."""
+    group = select.args.get("group")
+    if not group:
+        return set()
+    return {
+        (id(o.facts), o.alias, o.column.lower())
+        for c in group.find_all(exp.Column)
+        for o in origins(facts, c.table, c.name, by_select)
+    }
+
+
+def _covers_key(origin: Origin, grouped: set[tuple[int, str, str]], graph: SchemaGraph) -> bool:
+    table = graph.table(origin.facts.tables[origin.alias])
+    key = [k.lower() for k in table.primary_key] if table else []
+    return bool(key) and all((id(origin.facts), origin.alias, k) in grouped for k in key)
+
+
+def _direct_problems(
+    facts: ScopeJoins, graph: SchemaGraph, select: exp.Select, aggregates: list[exp.Func]
+) -> list[SqlProblem]:
     adjacency = _adjacency(facts)
     grouped = _grouped_keys(select, facts, graph)
     problems = []
-    for aggregate in _own_aggregates(select):
-        if not isinstance(aggregate, _RISKY) or aggregate.find(exp.Distinct):
-            continue
+    for aggregate in aggregates:
         columns = [c for c in aggregate.find_all(exp.Column) if c.table in facts.tables]
         if columns:
             owners = sorted({c.table for c in columns})
@@ -117,8 +199,18 @@ def fanout_problems(facts: ScopeJoins, graph: SchemaGraph) -> list[SqlProblem]:
     return problems
 
 
+def _function_name(aggregate: exp.Func) -> str:
+    return (aggregate.name if isinstance(aggregate, exp.Anonymous) else aggregate.key).upper()
+
+
 def _problem(
-    aggregate: exp.AggFunc, facts: ScopeJoins, owner: str, source: str, target: str, pair: JoinPair
+    aggregate: exp.Func,
+    facts: ScopeJoins,
+    owner: str,
+    source: str,
+    target: str,
+    pair: JoinPair,
+    through: str | None = None,  # the CTE or derived table whose joins repeat the rows
 ) -> SqlProblem:
     edge = pair.edge
     assert edge is not None
@@ -127,23 +219,27 @@ def _problem(
     # first by the column it joins on, it holds one row per row it joins (pre-aggregating the
     # summed table instead leaves the repetition: order_items × refunds still doubles).
     column = pair.right_column if pair.left_alias == source else pair.left_column
+    inside = f" inside {through}" if through else ""
     hint = (
         f"Aggregate {other} by {other}.{column} in a CTE (WITH x AS (SELECT {column}, SUM(…) "
-        f"FROM {other} GROUP BY {column})) and join that in its place, or compute the "
-        f"{aggregate.key.upper()} over {owner_table} without joining {other}; COUNT(DISTINCT …), "
-        "MIN and MAX are safe."
+        f"FROM {other} GROUP BY {column})) and join that in its place{inside}, or compute the "
+        f"{_function_name(aggregate)} over {owner_table} without joining {other}; "
+        "COUNT(DISTINCT …), MIN and MAX are safe."
     )
     return SqlProblem.of(
         "fanout_risk",
         f"{aggregate.sql()} aggregates rows of {owner_table} that the join from {via} to "
-        f"{other} repeats ({edge.describe()} is {edge.cardinality.replace('_', '-')}): each "
-        f"{owner_table} row is counted once per matching {other} row.",
+        f"{other}{inside} repeats ({edge.describe()} is "
+        f"{edge.cardinality.replace('_', '-')}): each {owner_table} row is counted once per "
+        f"matching {other} row.",
         hint,
         aggregate=aggregate.sql(),
-        # SUM and AVG over repeated rows are wrong whatever the data; a COUNT may be meant.
-        certain=isinstance(aggregate, exp.Sum | exp.Avg),
+        # SUM, AVG and TOTAL over repeated rows are wrong whatever the data; a COUNT may be
+        # meant.
+        certain=not isinstance(aggregate, exp.Count),
         table=owner_table,
         multiplied_by=other,
         edge=f"{via} → {other}",
         join=edge.describe(),
+        **({"through": through} if through else {}),
     )

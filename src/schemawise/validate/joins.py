@@ -45,6 +45,21 @@ def _conjuncts(condition: exp.Expr | None) -> list[exp.Expr]:
     return [condition]
 
 
+def _compared_columns(predicate: exp.Expr) -> tuple[exp.Column, exp.Column] | None:
+    """The two columns an equality compares, under casts and parentheses (`CAST(oi.order_id
+    AS INT) = o.order_id` joins the same rows as the bare columns would)."""
+    if not isinstance(predicate, exp.EQ | exp.NullSafeEQ):
+        return None
+    sides = []
+    for node in (predicate.left, predicate.right):
+        while isinstance(node, exp.Cast | exp.Paren):
+            node = node.this
+        if not isinstance(node, exp.Column):
+            return None
+        sides.append(node)
+    return sides[0], sides[1]
+
+
 def _defines(select: exp.Select, alias: str) -> bool:
     from_ = select.args.get("from_")
     items = [from_.this] if from_ is not None else []
@@ -281,18 +296,16 @@ def analyse(tree: exp.Expression, graph: SchemaGraph) -> list[ScopeJoins]:
         )
         for predicate in predicates:
             facts.links.extend(_links(predicate, known))
-            if (
-                isinstance(predicate, exp.EQ)
-                and isinstance(predicate.left, exp.Column)
-                and isinstance(predicate.right, exp.Column)
-            ):
-                left, right = predicate.left, predicate.right
-                if left.table in facts.tables and right.table in facts.tables:
-                    if left.table == right.table:
-                        continue
-                    pair = JoinPair(left.table, left.name, right.table, right.name)
-                    _match(pair, graph, facts.tables[left.table], facts.tables[right.table])
-                    facts.pairs.append(pair)
+            compared = _compared_columns(predicate)
+            if compared is None:
+                continue
+            left, right = compared
+            if left.table in facts.tables and right.table in facts.tables:
+                if left.table == right.table:
+                    continue
+                pair = JoinPair(left.table, left.name, right.table, right.name)
+                _match(pair, graph, facts.tables[left.table], facts.tables[right.table])
+                facts.pairs.append(pair)
         # Lateral and correlated sources tie themselves to the aliases they reference.
         for alias, source in scope.selected_sources.items():
             node = source[1]
