@@ -24,8 +24,11 @@ from schemawise.retrieve.by_version import ByVersion
 if TYPE_CHECKING:
     from schemawise.index.embed import Embedder
 
-# Card vectors by schema version and reader (by_version.py).
+# Card vectors by schema version and reader (by_version.py): every table's, for the vote; and
+# those read so far one by one, for the relevance floor (a catalog of 2,000 tables is not read
+# whole for one question).
 _CARDS: ByVersion[np.ndarray] = ByVersion()
+_SOME_CARDS: ByVersion[dict[str, np.ndarray]] = ByVersion()
 
 
 def card_text(graph: SchemaGraph, table_index: int) -> str:
@@ -60,6 +63,24 @@ def card_nearness(
         if len(vectors):
             nearness[source] = float((vectors @ asked).max())
     return nearness
+
+
+def nearest_card(
+    question: str, graph: SchemaGraph, tables: list[str], reader: Embedder
+) -> float | None:
+    """The cosine similarity of the question to the nearest card of `tables` (names of the
+    graph's tables; others are skipped), or None when none is the graph's."""
+    read = _SOME_CARDS.of(graph, f"some-cards:{reader.name}", lambda g: {})
+    index = {t.name: i for i, t in enumerate(graph.tables)}
+    wanted = [t for t in dict.fromkeys(tables) if t in index]
+    missing = [t for t in wanted if t not in read]
+    if missing:
+        vectors = _unit(reader.embed([card_text(graph, index[t]) for t in missing]))
+        read.update(zip(missing, vectors, strict=True))
+    if not wanted:
+        return None
+    asked = _unit(reader.embed([question]))[0]
+    return float(max(read[t] @ asked for t in wanted))
 
 
 def _unit(vectors: object) -> np.ndarray:

@@ -29,9 +29,10 @@ from schemawise.errors import SchemawiseError
 from schemawise.graph.families import collapsed
 from schemawise.graph.model import SchemaGraph
 from schemawise.index import store
+from schemawise.index.cards import TABLE_SEPARATOR
 from schemawise.index.embed import Embedder, word_reader
 from schemawise.retrieve.budget import fit_budget
-from schemawise.retrieve.card_reading import card_nearness
+from schemawise.retrieve.card_reading import card_nearness, nearest_card
 from schemawise.retrieve.column_choice import choose_columns
 from schemawise.retrieve.evidence import table_evidence
 from schemawise.retrieve.lexicon import (
@@ -64,6 +65,10 @@ from schemawise.retrieve.source_choice import second_opinion, vote
 from schemawise.retrieve.tables import choose_tables
 from schemawise.retrieve.unknown_names import unknown_names
 from schemawise.retrieve.words import AGGREGATING, read_question
+
+# The relevance floor reads the question against this many of the tables the search found best
+# (`RelevanceFloor.card_reading`): a pack holds six at most, and each card read costs ~6 ms.
+CARDS_READ = 20
 
 # The names callers import from here (the contract and the settings live in their own modules).
 __all__ = ["ColumnChoice", "ContextPack", "ContextSettings", "TableChoice", "build_context"]
@@ -128,7 +133,7 @@ def build_context(
     floor = None if follows else settings.relevance_floor
     if floor is not None and floor.embedder != embedder.name:
         floor = None  # calibrated for another embedder (relevance.RelevanceFloor.embedder)
-    judge = partial(_relevance_of, conn, asked, words.named, graphs, embedder, floor)
+    judge = partial(_relevance_of, conn, asked, words.named, graphs, embedder, floor, words.text)
     relevance = judge(read)
     if (reason := below_floor(relevance, floor)) is not None:
         # No database is chosen, but the caller still learns which ones came nearest (a UI
@@ -190,15 +195,26 @@ def _relevance_of(
     graphs: dict[str, SchemaGraph],
     embedder: Embedder,
     floor: RelevanceFloor | None,
+    text: str,  # the question and its evidence
     read: IndexRead,
 ) -> Relevance:
     """How well the read's database matches the question: the floor's measures, with the
-    unfound words read against its lexicon when they can decide."""
+    unfound words read against its lexicon when they can decide, and the question read as a
+    sentence against the tables it found best when nothing is named."""
     relevance = measure(
         [h.distance for h in read.hits], read.words, read.words_found,
         naming_words(conn, named), graphs[read.source],
     )  # fmt: skip
-    if not relevance.named and (floor is None or below_floor(relevance, floor) is not None):
+    if relevance.named:
+        return relevance
+    if floor is not None and (reader := word_reader()) is not None:
+        tables = [t for h in read.hits for t in h.table.split(TABLE_SEPARATOR)]
+        best = list(dict.fromkeys(tables))[:CARDS_READ]
+        relevance.card_similarity = nearest_card(text, graphs[read.source], best, reader)
+        relevance.reader = reader.name
+        if below_floor(relevance, floor) is not None:
+            return relevance  # the words need no reading: nothing they read as can keep it
+    if floor is None or below_floor(relevance, floor) is not None:
         # Read only when they can decide (or for the record, with no floor): a few words
         # against the schema's lexicon, embedded once per graph.
         unfound = unfound_readings(conn, asked, read, graphs[read.source], embedder)
