@@ -57,6 +57,7 @@ from schemawise.retrieve.relevance import (
     Relevance,
     RelevanceFloor,
     below_floor,
+    far_from_every_card,
     measure,
 )
 from schemawise.retrieve.render import with_text
@@ -212,7 +213,7 @@ def _relevance_of(
         best = list(dict.fromkeys(tables))[:CARDS_READ]
         relevance.card_similarity = nearest_card(text, graphs[read.source], best, reader)
         relevance.reader = reader.name
-        if below_floor(relevance, floor) is not None:
+        if far_from_every_card(relevance, floor):
             return relevance  # the words need no reading: nothing they read as can keep it
     if floor is None or below_floor(relevance, floor) is not None:
         # Read only when they can decide (or for the record, with no floor): a few words

@@ -122,7 +122,7 @@ def below_floor(relevance: Relevance, floor: RelevanceFloor | None) -> str | Non
     """Why nothing in the database answers the question, or None when something may."""
     if floor is None or relevance.named:
         return None
-    if _far_from_every_card(relevance, floor):
+    if far_from_every_card(relevance, floor):
         return (
             f"nothing in the index is about this question: none of its words names a table or "
             f"column, and as a sentence it is {relevance.card_similarity:.2f} similar at most "
@@ -148,7 +148,8 @@ def below_floor(relevance: Relevance, floor: RelevanceFloor | None) -> str | Non
     return reason + _nearest_hint(relevance, floor)
 
 
-def _far_from_every_card(relevance: Relevance, floor: RelevanceFloor) -> bool:
+def far_from_every_card(relevance: Relevance, floor: RelevanceFloor) -> bool:
+    """Whether the question, naming nothing, reads as none of the tables it found best."""
     if floor.reading is None or relevance.reader not in floor.readers:
         return False  # measured by no reader, or by one the bar was not set for
     return relevance.card_similarity is not None and relevance.card_similarity < floor.card_reading
