@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from schemawise.graph.model import Column, SchemaGraph, Table
-from schemawise.retrieve.card_reading import card_nearness, card_text, card_vectors
+from schemawise.retrieve.card_reading import card_nearness, card_text, card_vectors, nearest_card
 from tests.toy_embedder import AxisEmbedder
 
 # Texts on one axis are alike; any other text is far from all.
@@ -91,3 +91,20 @@ def test_a_database_without_tables_is_not_read() -> None:
         == {}
     )
     assert card_nearness("anything", {}, ToyReader()) == {}
+
+
+def test_the_floor_reads_only_the_tables_asked_for_each_once() -> None:
+    reader = ToyReader()
+    orchestra = graph(
+        "o-some",
+        ("orchestra", ["orchestra_id", "conductor_id"]),
+        ("performance", ["performance_id", "orchestra_id"]),
+        ("likes", ["student_id", "liked_id"]),
+    )
+    assert nearest_card("how many crushes per pupil", orchestra, ["orchestra"], reader) == 0.0
+    assert nearest_card("how many crushes per pupil", orchestra, ["likes", "nope"], reader) == 1.0
+    cards = [c for call in reader.calls for c in call if ":" in c]
+    assert cards == ["orchestra: orchestra id, conductor id", "likes: student id, liked id"]
+    assert nearest_card("anything", orchestra, ["likes"], reader) == 0.0
+    assert len([c for call in reader.calls for c in call if ":" in c]) == 2  # read once
+    assert nearest_card("anything", orchestra, ["nope"], reader) is None

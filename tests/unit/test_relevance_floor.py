@@ -134,3 +134,37 @@ def test_without_a_reading_bar_no_reading_keeps_a_pack_whoever_read() -> None:
     )  # fmt: skip
     assert below_floor(measured, READER) is None
     assert below_floor(measured, RelevanceFloor(similarity=0.3)) is not None
+
+
+# By the word reader, a question that names nothing must also read, as a sentence, near one of
+# the tables it found best: shared words alone ("lake" as a value) do not make it about them.
+CARDS = RelevanceFloor(similarity=0.3, reading=0.3, card_reading=0.2)
+
+
+@pytest.mark.parametrize(
+    ("named", "card_similarity", "reader", "empty"),
+    [
+        # Words in the data, close in meaning, a word read as a table's: all kept it before.
+        ([], 0.12, "all-minilm-l6-v2-int8", True),
+        ([], 0.2, "all-minilm-l6-v2-int8", False),  # the bar itself passes
+        ([], 0.45, "all-minilm-l6-v2", False),
+        (["lake"], 0.01, "all-minilm-l6-v2-int8", False),  # naming the schema still keeps it
+        ([], None, "all-minilm-l6-v2-int8", False),  # not measured: the other measures decide
+        ([], 0.12, "wordllama-l2-256", False),  # another model's scale: not judged by the bar
+    ],
+)
+def test_a_question_naming_nothing_must_read_near_a_table(
+    named: list[str], card_similarity: float | None, reader: str, empty: bool
+) -> None:
+    measured = Relevance(
+        similarity=0.5, words=5, words_found=2, named=named,
+        nearest={"lake": ("lake", 0.9)}, nearest_tables={"lake": ("lake", 0.9)},
+        reader=reader, card_similarity=card_similarity,
+    )  # fmt: skip
+    reason = below_floor(measured, CARDS)
+    assert (reason is not None) is empty
+    if reason:
+        assert "0.12 similar at most to the tables that matched it best, under 0.2" in reason
+    # Without a reading bar, no reading of any kind decides.
+    unread = RelevanceFloor(similarity=0.3, reading=None, card_reading=0.2)
+    assert below_floor(measured, unread) is None
