@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import combinations
 
 from schemawise.db.base import Source
 from schemawise.graph import cardinality, conventions
@@ -26,7 +27,9 @@ from schemawise.graph.infer import (
     containment_candidates,
     implied_composites,
     join_pairs,
+    key_family,
     name_candidates,
+    names_a_composite,
     overlap_candidates,
     primary_keys,
     query_log_candidates,
@@ -37,6 +40,7 @@ from schemawise.graph.naming import (
     KEY_WORDS,
     ends_with,
     entity_words,
+    is_generic,
     singular_words,
     split_identifier,
     type_family,
@@ -46,6 +50,11 @@ from schemawise.graph.naming import (
 # Inclusion at or above this confirms a candidate; below REJECT it is dropped.
 CONFIRM_INCLUSION = 0.95
 REJECT_INCLUSION = 0.9
+# A column that is not named as a key is taken for one when unique over at least this many
+# rows (any two rows are unique by chance), and a pair of key-like columns likewise.
+MIN_ROWS_MEASURED = 10
+# Pairs of key-like columns are tried only in tables with this many at most (28 pairs).
+MAX_KEY_LIKE_PAIRED = 8
 
 Progress = Callable[[str], None]
 
@@ -211,24 +220,62 @@ def _add_view_lineage(graph: SchemaGraph, definitions: dict[str, str], dialect: 
 def _measured_keys(
     graph: SchemaGraph, checker: DataChecker | None, real: dict[tuple[str, str], str]
 ) -> set[tuple[str, str]]:
-    """Key-like columns of tables that declare no key, unique on the data: possible parents.
-    `graph` may carry logical names (conventions.py); `real` maps them back for the data."""
+    """Columns of tables that declare no key, unique on the data: possible parents. Every
+    key-like column (`…_id`, `…code`), and the first column whatever its name when it is not a
+    generic word (`airlines.carrier`, `airports.faa`: a key comes first) and the table has
+    rows enough for uniqueness to mean something. `graph` may carry logical names
+    (conventions.py); `real` maps them back for the data."""
     found: set[tuple[str, str]] = set()
     if checker is None:
         return presumed_keys(graph)
     for table in graph.tables:
         if table.kind != "table" or table.primary_key or table.unique:
             continue
-        for column in table.columns:
+        for position, column in enumerate(table.columns):
             words = split_identifier(column.name)
-            if (
-                words
-                and words[-1] in KEY_WORDS
-                and checker.uniqueness(
-                    table.name, [real.get((table.name, column.name), column.name)]
-                ).unique
-            ):
+            key_like = bool(words) and words[-1] in KEY_WORDS
+            first = position == 0 and not is_generic(column.name) and key_family(column.type)
+            if not (key_like or first):
+                continue
+            measured = checker.uniqueness(
+                table.name, [real.get((table.name, column.name), column.name)]
+            )
+            if measured.unique and (key_like or measured.rows >= MIN_ROWS_MEASURED):
                 found.add((table.name, column.name))
+    return found
+
+
+def _measured_composite_keys(
+    graph: SchemaGraph,
+    checker: DataChecker | None,
+    real: dict[tuple[str, str], str],
+    single: set[tuple[str, str]],
+) -> dict[str, list[str]]:
+    """A table that declares no key and has no single key column: the first two of its
+    key-like columns, in table order, unique together on the data (`Teams (yearID, teamID)`,
+    a team's season), when its key-like columns are few enough to try each pair. The rows
+    other tables hold by the same names may reference it (infer.composite_candidates)."""
+    if checker is None:
+        return {}
+    keyed = {table for table, _ in single}
+    found: dict[str, list[str]] = {}
+    for table in graph.tables:
+        if table.kind != "table" or table.primary_key or table.unique or table.name in keyed:
+            continue
+        key_like = [
+            c.name
+            for c in table.columns
+            if (words := split_identifier(c.name)) and words[-1] in KEY_WORDS
+        ]
+        if len(key_like) > MAX_KEY_LIKE_PAIRED:
+            continue
+        for pair in combinations(key_like, 2):
+            if not names_a_composite(list(pair)):
+                continue
+            measured = checker.uniqueness(table.name, [real.get((table.name, c), c) for c in pair])
+            if measured.unique and measured.rows >= MIN_ROWS_MEASURED:
+                found[table.name] = list(pair)
+                break
     return found
 
 
@@ -291,8 +338,9 @@ def _infer(
     back = conventions.restore(names)
     measured_view = _measured_keys(view, checker, back)
     measured = {(t, back.get((t, c), c)) for t, c in measured_view}
+    composites = _measured_composite_keys(view, checker, back, measured_view)
     candidates: list[Candidate] = _restored(name_candidates(view, measured_view), back)
-    candidates += _restored(composite_candidates(view), back)
+    candidates += _restored(composite_candidates(view, composites), back)
     if query_log:
         pairs = join_pairs(query_log, graph.dialect)
         candidates += query_log_candidates(graph, pairs)

@@ -343,12 +343,15 @@ MAX_COMPOSITE_HOLDERS = 3
 MAX_COMPOSITE_CHECKS = 40
 
 
-def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
+def composite_candidates(
+    graph: SchemaGraph, measured: dict[str, list[str]] | None = None
+) -> list[Candidate]:
     """A table holding columns named as another table's composite key is (`lineitem`'s
     part and supplier keys → `partsupp`'s key; a return's order number and item → the sale's
     key): one candidate for the pair, which only the data may confirm. Both directions are
     offered when the two tables share the key's names as their own keys (a return and its
-    sale); inclusion on the data tells which one is the child."""
+    sale); inclusion on the data tells which one is the child. `measured`: the composite keys
+    of tables that declare none, unique on the data (extract._measured_composite_keys)."""
     out: list[Candidate] = []
     # Each table's columns by lower-case name, once: a catalog of thousands of tables is
     # walked once per composite key.
@@ -357,16 +360,11 @@ def composite_candidates(graph: SchemaGraph) -> list[Candidate]:
     }
     roles_of = RoleIndex(by_name)
     for parent in graph.tables:
-        key = parent.primary_key
+        key = parent.primary_key or (measured or {}).get(parent.name, [])
         # A part that is only an identifier (`(tenant_id, id)`) is every table's own row id,
         # and a key of generic words alone (`(year, type)`) names nothing; a generic part
         # beside a specific one is a key of its own (`(yearID, teamID)`: a team's season).
-        if (
-            parent.kind != "table"
-            or len(key) < 2
-            or any(_only_identifier(c) for c in key)
-            or all(is_generic(c) for c in key)
-        ):
+        if parent.kind != "table" or len(key) < 2 or not names_a_composite(key):
             continue
         holders = [
             name for name, columns in by_name.items()
@@ -461,6 +459,11 @@ def implied_composites(edges: list[Edge], graph: SchemaGraph) -> list[Edge]:
         ):
             implied.append(edge)
     return implied
+
+
+def names_a_composite(key: list[str]) -> bool:
+    """A composite key others may reference: no part only a row id, not every part generic."""
+    return not any(_only_identifier(c) for c in key) and not all(is_generic(c) for c in key)
 
 
 def _only_identifier(name: str) -> bool:
@@ -704,6 +707,11 @@ def query_log_candidates(graph: SchemaGraph, pairs: JoinPairs) -> list[Candidate
 
 # Type families whose values can be keys: whole numbers, codes and words (not amounts or dates).
 _KEY_FAMILIES = frozenset({"integer", "text", "any", "number"})
+
+
+def key_family(type_name: str) -> bool:
+    """A type keys are written in: integers, text (or no declared type, in SQLite)."""
+    return type_family(type_name) in _KEY_FAMILIES
 
 
 def containment_candidates(
