@@ -333,3 +333,66 @@ def test_a_parent_whose_values_repeat_is_no_key(tmp_path: Path) -> None:
     INSERT INTO manager_half VALUES {", ".join(f"('m{n}', {n % 2 + 1}, 5)" for n in range(10))};
     """
     assert ("manager_half", "half") not in _joins(_graph(tmp_path, script))
+
+
+def _composite_edges(graph: SchemaGraph) -> dict[tuple[str, tuple[str, ...]], str]:
+    return {
+        (e.child_table, tuple(e.child_columns)): e.parent_table
+        for e in graph.edges
+        if e.source != "foreign_key" and len(e.child_columns) > 1
+    }
+
+
+def test_a_composite_key_no_table_declares_is_measured_on_the_data(tmp_path: Path) -> None:
+    # A team's season: (yearID, teamID) unique in Teams, repeated in the seasons of players.
+    seasons = [(y, t) for y in range(2000, 2006) for t in ("BOS", "NYA", "SEA", "TEX")]
+    script = f"""
+    CREATE TABLE Teams (yearID INTEGER, lgID TEXT, teamID TEXT, W INTEGER);
+    CREATE TABLE Batting (playerID TEXT, yearID INTEGER, teamID TEXT, HR INTEGER);
+    CREATE TABLE Awards (playerID TEXT, yearID INTEGER, teamID TEXT);
+    INSERT INTO Teams VALUES {", ".join(f"({y}, 'AL', '{t}', {y % 90})" for y, t in seasons)};
+    INSERT INTO Batting VALUES {", ".join(
+        f"('p{i}', {y}, '{t}', {i % 40})" for i, (y, t) in enumerate(seasons * 3))};
+    INSERT INTO Awards VALUES {", ".join(
+        f"('p{i}', {y + 10}, '{t}')" for i, (y, t) in enumerate(seasons))};
+    """  # fmt: skip
+    edges = _composite_edges(_graph(tmp_path, script))
+    assert edges[("Batting", ("yearID", "teamID"))] == "Teams"
+    # Names alone do not make it: Awards' seasons are not Teams' (ten years later).
+    assert ("Awards", ("yearID", "teamID")) not in edges
+    # Batting's own pairs repeat: it is no parent.
+    assert ("Teams", ("yearID", "teamID")) not in edges
+
+
+def test_a_composite_key_is_not_measured_on_a_handful_of_rows(tmp_path: Path) -> None:
+    script = """
+    CREATE TABLE Teams (yearID INTEGER, teamID TEXT, W INTEGER);
+    CREATE TABLE Batting (playerID TEXT, yearID INTEGER, teamID TEXT);
+    INSERT INTO Teams VALUES (2000, 'BOS', 90), (2000, 'NYA', 80), (2001, 'BOS', 70);
+    INSERT INTO Batting VALUES ('a', 2000, 'BOS'), ('b', 2000, 'NYA'), ('c', 2001, 'BOS');
+    """
+    assert _composite_edges(_graph(tmp_path, script)) == {}
+
+
+@pytest.mark.parametrize(
+    ("first", "rows", "joined"),
+    [
+        ("carrier TEXT", 16, True),  # unique over rows enough: the table's key
+        ("carrier TEXT", 4, False),  # four rows are unique by chance
+        ("name TEXT", 16, False),  # a generic word is no key, whatever the data
+    ],
+)
+def test_a_first_column_unique_on_the_data_is_a_key_whatever_its_name(
+    tmp_path: Path, first: str, rows: int, joined: bool
+) -> None:
+    column = first.split()[0]
+    codes = [f"C{i:02d}" for i in range(rows)]
+    script = f"""
+    CREATE TABLE airlines ({first}, full_name TEXT);
+    CREATE TABLE flights (flight INTEGER, {column} TEXT, distance INTEGER);
+    INSERT INTO airlines VALUES {", ".join(f"('{c}', 'Airline {c}')" for c in codes)};
+    INSERT INTO flights VALUES {", ".join(
+        f"({i}, '{codes[i % rows]}', {100 + i})" for i in range(60))};
+    """  # fmt: skip
+    joins = _joins(_graph(tmp_path, script))
+    assert (joins.get(("flights", column), ("",))[0] == "airlines") is joined, joins
