@@ -141,7 +141,7 @@ def _gate(
 _GUARD_KINDS = frozenset({CANCELLED, CONNECTION_LOST, RESOURCE_LIMIT})
 
 
-def _bounded_check(
+def bounded_check(
     sql: str, graph: SchemaGraph, fanout: FanoutLevel, rules: list[Rule] | None, deadline: Deadline
 ) -> CheckResult:
     """The static check, within the run's deadline like everything else (validate/budget.py)."""
@@ -186,7 +186,7 @@ def run_checked(
     executed: str = sql
     params: dict[str, Any] | None = None
     settings: dict[str, Any] = {}
-    outcome = RunOutcome(_bounded_check(sql, graph, fanout, rules, deadline), graph_origin=origin)
+    outcome = RunOutcome(bounded_check(sql, graph, fanout, rules, deadline), graph_origin=origin)
     if target.kind == "postgres" and has_sw_match(sql):
         # sw_match(…) becomes the hybrid search with bound parameters; the validator and
         # the EXPLAIN gate see the rewritten query with every value inlined as a literal.
@@ -202,7 +202,7 @@ def run_checked(
         settings.update({"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": 200,
                          "hnsw.max_scan_tuples": 50000})  # fmt: skip
         outcome = RunOutcome(
-            _bounded_check(sql, graph, fanout, rules, deadline), graph_origin=origin
+            bounded_check(sql, graph, fanout, rules, deadline), graph_origin=origin
         )
     outcome.stages.append("check")
     if not outcome.check.ok:

@@ -515,10 +515,28 @@ def test_a_one_to_one_measured_on_a_sample_is_trusted_as_a_direct_join_trusts_it
         # The many side's own column is not repeated by its many-to-one join.
         ("WITH j AS (SELECT o.amt, oi.quantity FROM orders o JOIN order_items oi "
          "ON oi.order_id = o.order_id) SELECT sum(quantity) FROM j", False),
-        # Grouped outside by the repeated table's key: one order a group.
+        # Grouped outside by the summed table's key: each order's group still holds one row
+        # per item (100 × 3 summed as 300).
         ("WITH j AS (SELECT o.order_id, o.amt FROM orders o JOIN order_items oi "
          "ON oi.order_id = o.order_id) SELECT order_id, sum(amt) FROM j GROUP BY order_id",
+         True),
+        # Grouped by the repeating side's key, as written or renamed: one item a group.
+        ("WITH j AS (SELECT oi.order_item_id, o.amt FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id) SELECT order_item_id, sum(amt) FROM j "
+         "GROUP BY order_item_id", False),
+        ("WITH j AS (SELECT oi.order_item_id AS k, o.amt FROM orders o JOIN order_items oi "
+         "ON oi.order_id = o.order_id) SELECT k, sum(amt) FROM j GROUP BY k", False),
+        # One row of each repeat kept (a window numbering them, QUALIFY): the usual fix.
+        ("WITH j AS (SELECT o.amt, row_number() OVER (PARTITION BY o.order_id ORDER BY "
+         "oi.order_item_id) AS rn FROM orders o JOIN order_items oi ON oi.order_id = o.order_id) "
+         "SELECT sum(amt) FROM j WHERE rn = 1", False),
+        # A CASE's condition reads the one side; its value is the many side's own.
+        ("WITH j AS (SELECT CASE WHEN o.status = 's' THEN oi.quantity ELSE 0 END AS q "
+         "FROM orders o JOIN order_items oi ON oi.order_id = o.order_id) SELECT sum(q) FROM j",
          False),
+        ("WITH j AS (SELECT CASE WHEN oi.quantity > 1 THEN o.amt ELSE 0 END AS q "
+         "FROM orders o JOIN order_items oi ON oi.order_id = o.order_id) SELECT sum(q) FROM j",
+         True),
         # A CTE that joins only to the one side keeps the grain.
         ("WITH j AS (SELECT o.amt FROM orders o JOIN customers c "
          "ON c.customer_id = o.customer_id) SELECT sum(amt) FROM j", False),
@@ -569,3 +587,27 @@ def test_sqlite_total_and_cast_join_keys_are_read(sql: str, risky: bool) -> None
     fanout = check_sql(sql, GRAPH, fanout="auto").fanout
     assert bool(fanout) is risky
     assert all(p in check_sql(sql, GRAPH, fanout="auto").errors for p in fanout)
+
+
+def test_a_quoted_output_name_is_matched_as_written() -> None:
+    # `"Amt"` is o.amt, repeated; `amt` is the item's quantity, which is not.
+    sql = (
+        'WITH j AS (SELECT o.amt AS "Amt", oi.quantity AS amt FROM orders o JOIN order_items oi '
+        "ON oi.order_id = o.order_id) SELECT sum(j.amt) FROM j"
+    )
+    assert check_sql(sql, GRAPH.model_copy(update={"dialect": "postgres"})).fanout == []
+
+
+def test_lineage_through_many_wide_ctes_is_followed_once_per_column() -> None:
+    # Each CTE's columns are made of every column of the one before: followed path by path,
+    # seven levels of six columns are 6^7 steps; once per column, a few dozen.
+    width, depth = 6, 6
+    ctes = ["t0 AS (SELECT " + ", ".join(f"o.amt AS c{i}" for i in range(width))
+            + " FROM orders o JOIN order_items oi ON oi.order_id = o.order_id)"]  # fmt: skip
+    for level in range(1, depth + 1):
+        made = " + ".join(f"t{level - 1}.c{i}" for i in range(width))
+        ctes.append(f"t{level} AS (SELECT " + ", ".join(f"{made} AS c{i}" for i in range(width))
+                    + f" FROM t{level - 1})")  # fmt: skip
+    sql = "WITH " + ", ".join(ctes) + f" SELECT sum(t{depth}.c0) FROM t{depth}"
+    problems = check_sql(sql, GRAPH, fanout="auto").fanout
+    assert [p.model_dump()["through"] for p in problems] == ["t0"]

@@ -144,10 +144,14 @@ class SchemawiseTools:
 
     @_safe
     def check_sql(self, sql: Sql, source: SourceName = None) -> dict[str, Any]:
-        from schemawise.validate.check import check_sql
+        from schemawise.db.guard import Deadline
+        from schemawise.runner import bounded_check
 
         _, graph, _ = self._source(source)
-        return {"check": check_sql(sql, graph, fanout="auto").model_dump(mode="json")}
+        # Under the run's deadline, as run_sql's check is: untrusted SQL of some shapes is
+        # slow to analyse, and a worker thread must not be held for minutes.
+        deadline = Deadline.after(self.timeout_seconds)
+        return {"check": bounded_check(sql, graph, "auto", None, deadline).model_dump(mode="json")}
 
     @_safe
     def run_sql(

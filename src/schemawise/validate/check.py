@@ -13,7 +13,7 @@ from schemawise.graph.model import SchemaGraph
 from schemawise.validate.checks import cartesian_problems, join_problems
 from schemawise.validate.fanout import fanout_problems
 from schemawise.validate.joins import analyse
-from schemawise.validate.lineage import facts_by_select
+from schemawise.validate.lineage import Lineage
 from schemawise.validate.orphans import orphan_problems
 from schemawise.validate.problems import SqlProblem
 from schemawise.validate.resolve import resolve
@@ -87,7 +87,7 @@ def _analyse(
     explicit_cross = bool(re.search(r"\bcross\s+join\b", sql, flags=re.IGNORECASE))
     result.columns = sorted({f"{c.table}.{c.name}" for c in tree.find_all(exp.Column) if c.table})
     all_facts = analyse(tree, graph)
-    by_select = facts_by_select(all_facts)
+    lineage = Lineage.of(all_facts)
     for facts in all_facts:
         errors, warnings = join_problems(facts, graph)
         result.errors.extend(errors)
@@ -105,7 +105,7 @@ def _analyse(
                 }
             )
         result.warnings.extend(orphan_problems(facts))
-        risks = fanout_problems(facts, graph, by_select)
+        risks = fanout_problems(facts, graph, lineage)
         result.fanout.extend(risks)
         for risk in risks:
             refuse = fanout == "error" or (fanout == "auto" and risk.model_dump().get("certain"))

@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from schemawise.graph.model import SchemaGraph
 from schemawise.validate.joins import JoinPair, ScopeJoins
-from schemawise.validate.lineage import Origin, origins
+from schemawise.validate.lineage import Lineage
 from schemawise.validate.problems import SqlProblem
 
 _RISKY = (exp.Sum, exp.Avg, exp.Count)
@@ -94,20 +94,19 @@ def _grouped_keys(select: exp.Select, facts: ScopeJoins, graph: SchemaGraph) -> 
 
 
 def fanout_problems(
-    facts: ScopeJoins, graph: SchemaGraph, by_select: dict[int, ScopeJoins] | None = None
+    facts: ScopeJoins, graph: SchemaGraph, lineage: Lineage | None = None
 ) -> list[SqlProblem]:
-    """Aggregates of this SELECT over rows its joins repeat, or (with `by_select`, every
-    SELECT's facts: lineage.facts_by_select) rows repeated by the joins of a CTE or derived
-    table it reads."""
+    """Aggregates of this SELECT over rows its joins repeat, or (with `lineage`, every
+    SELECT's facts) rows repeated by the joins of a CTE or derived table it reads."""
     select = facts.scope.expression
     if not isinstance(select, exp.Select):
         return []
     aggregates = _own_aggregates(select, graph.dialect)
     problems = _direct_problems(facts, graph, select, aggregates) if len(facts.tables) > 1 else []
-    if by_select is not None:
+    if lineage is not None:
         flagged = {p.model_dump().get("aggregate") for p in problems}
         unflagged = [a for a in aggregates if a.sql() not in flagged]
-        problems += _derived_problems(facts, graph, select, unflagged, by_select)
+        problems += _derived_problems(facts, graph, select, unflagged, lineage)
     return problems
 
 
@@ -116,12 +115,12 @@ def _derived_problems(
     graph: SchemaGraph,
     select: exp.Select,
     aggregates: list[exp.Func],
-    by_select: dict[int, ScopeJoins],
+    lineage: Lineage,
 ) -> list[SqlProblem]:
     """Aggregates over a CTE's or derived table's columns whose base rows its own joins repeat.
-    Safe when this SELECT groups by the repeated table's key (each group is then one of its
-    rows, as in _grouped_keys)."""
-    grouped = _grouped_origins(select, facts, by_select)
+    As for a direct aggregate, a step to a many side is no repeat when this SELECT groups by
+    that side's key (each group then holds one of its rows)."""
+    grouped = _grouped_origins(select, facts, lineage)
     problems = []
     for aggregate in aggregates:
         derived = [c for c in aggregate.find_all(exp.Column) if c.table in facts.others]
@@ -129,9 +128,14 @@ def _derived_problems(
             step = next(
                 (
                     (origin, found)
-                    for origin in origins(facts, column.table, column.name, by_select)
-                    if not _covers_key(origin, grouped, graph)
-                    and (found := multiplying_step(origin.alias, _adjacency(origin.facts), set()))
+                    for origin in lineage.origins(facts, column.table, column.name)
+                    if (
+                        found := multiplying_step(
+                            origin.alias,
+                            _adjacency(origin.facts),
+                            _keys_grouped(origin.facts, grouped, graph),
+                        )
+                    )
                 ),
                 None,
             )
@@ -146,7 +150,7 @@ def _derived_problems(
 
 
 def _grouped_origins(
-    select: exp.Select, facts: ScopeJoins, by_select: dict[int, ScopeJoins]
+    select: exp.Select, facts: ScopeJoins, lineage: Lineage
 ) -> set[tuple[int, str, str]]:
     """The base columns behind this SELECT's GROUP BY columns: (their SELECT, alias, column)."""
     group = select.args.get("group")
@@ -155,14 +159,21 @@ def _grouped_origins(
     return {
         (id(o.facts), o.alias, o.column.lower())
         for c in group.find_all(exp.Column)
-        for o in origins(facts, c.table, c.name, by_select)
+        for o in lineage.origins(facts, c.table, c.name)
     }
 
 
-def _covers_key(origin: Origin, grouped: set[tuple[int, str, str]], graph: SchemaGraph) -> bool:
-    table = graph.table(origin.facts.tables[origin.alias])
-    key = [k.lower() for k in table.primary_key] if table else []
-    return bool(key) and all((id(origin.facts), origin.alias, k) in grouped for k in key)
+def _keys_grouped(
+    inner: ScopeJoins, grouped: set[tuple[int, str, str]], graph: SchemaGraph
+) -> set[str]:
+    """Aliases of `inner` whose whole primary key the outer GROUP BY holds."""
+    out = set()
+    for alias, name in inner.tables.items():
+        table = graph.table(name)
+        key = [k.lower() for k in table.primary_key] if table else []
+        if key and all((id(inner), alias, k) in grouped for k in key):
+            out.add(alias)
+    return out
 
 
 def _direct_problems(
