@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from schemawise.graph.naming import split_identifier, word_runs
-from schemawise.retrieve.words import content_words, question_words, read_question, text_words
+from schemawise.retrieve.words import (
+    content_words,
+    proper_names,
+    question_words,
+    read_question,
+    text_words,
+)
 
 
 @pytest.mark.parametrize(
@@ -94,3 +100,19 @@ def test_a_relative_time_phrase_points_in_time_and_names_nothing(
 )
 def test_the_same_words_elsewhere_still_count(question: str) -> None:
     assert {"last", "next"} & read_question(question).asked
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Who lives in Paris?", ["Paris"]),
+        ("Who is Jane Peacock's boss?", ["Jane", "Peacock"]),
+        ("Paris customers. List the ones in the USA", ["USA"]),  # no sentence's first word
+        ('Tell the phone number of "Carlo Jacobs".', ["Carlo", "Jacobs"]),
+        ("how many orders shipped", []),
+    ],
+)
+def test_proper_names_are_capitalised_words_no_sentence_starts_with(
+    text: str, names: list[str]
+) -> None:
+    assert proper_names(text) == names

@@ -168,3 +168,12 @@ def test_a_question_naming_nothing_must_read_near_a_table(
     # Without a reading bar, no reading of any kind decides.
     unread = RelevanceFloor(similarity=0.3, reading=None, card_reading=0.2)
     assert below_floor(measured, unread) is None
+
+
+def test_a_name_the_data_holds_keeps_a_question_from_the_card_bar() -> None:
+    measured = Relevance(
+        similarity=0.47, words=2, words_found=2, found=["live", "pari"], reader=CARDS.readers[0],
+        card_similarity=0.12, names_found=["Paris"],
+    )  # fmt: skip
+    assert below_floor(measured, CARDS) is None
+    assert below_floor(measured.model_copy(update={"names_found": []}), CARDS) is not None

@@ -43,6 +43,10 @@ class Relevance(BaseModel):
     # as a sentence, to the nearest card (`orders: order id, customer id, amount`) of the
     # tables the search found best in the database (card_reading.nearest_card).
     card_similarity: float | None = None
+    # Names the question writes with a capital (no sentence starting with them) that the
+    # database's documents hold ("Paris", "Jane", "Peacock"): a question about values of the
+    # data, which the card bar does not judge (its words are the data's, not the tables').
+    names_found: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,8 @@ def far_from_every_card(relevance: Relevance, floor: RelevanceFloor) -> bool:
     """Whether the question, naming nothing, reads as none of the tables it found best."""
     if floor.reading is None or relevance.reader not in floor.readers:
         return False  # measured by no reader, or by one the bar was not set for
+    if relevance.names_found:
+        return False  # "Who lives in Paris?": about a value, not far from the data
     return relevance.card_similarity is not None and relevance.card_similarity < floor.card_reading
 
 

@@ -117,6 +117,20 @@ def written_names(text: str, evidence: str) -> set[str]:
     return {w.lower() for w in words if looks_like_identifier(w)} | identifiers(evidence)
 
 
+def proper_names(text: str) -> list[str]:
+    """Words written with a capital that no sentence starts with (`Paris`, `Jane Peacock's`
+    → Paris, Jane, Peacock): what a question names in the data rather than in the schema, by
+    grammar alone."""
+    names: list[str] = []
+    for sentence in re.split(r"[.?!;:]\s+|\n+", text):
+        words = re.findall(r"[A-Za-z][A-Za-z'’]*", sentence)
+        for word in words[1:]:
+            bare = re.sub(r"['’]s?$", "", word)
+            if bare[:1].isupper() and bare not in names:
+                names.append(bare)
+    return names
+
+
 def with_split_identifiers(text: str) -> str:
     """The text followed by the words of its camelCase identifiers (`statusID` → status id),
     which would otherwise stay one word."""
