@@ -396,3 +396,45 @@ def test_a_first_column_unique_on_the_data_is_a_key_whatever_its_name(
     """  # fmt: skip
     joins = _joins(_graph(tmp_path, script))
     assert (joins.get(("flights", column), ("",))[0] == "airlines") is joined, joins
+
+
+def test_only_pairs_another_table_holds_are_probed_as_keys(tmp_path: Path) -> None:
+    from schemawise.graph.datachecks import DataChecker
+    from schemawise.graph.extract import _measured_composite_keys
+
+    dims = ", ".join(f"dim{k}_id INTEGER" for k in range(6))
+    rows = ", ".join("(" + ", ".join(str((i * (k + 3)) % 17) for k in range(6)) + ")"
+                     for i in range(40))  # fmt: skip
+    path = tmp_path / "facts.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(
+            f"CREATE TABLE facts ({dims}); INSERT INTO facts VALUES {rows};"
+            "CREATE TABLE notes (dim0_id INTEGER, dim1_id INTEGER, t TEXT);"
+        )
+    with connect(f"sqlite:///{path}") as source:
+        graph = extract_graph(source, ExtractOptions(data_checks=False, infer=False))
+        checker = DataChecker(source)
+        _measured_composite_keys(graph, checker, {}, set())
+        # Of the 15 pairs of `facts`, only (dim0_id, dim1_id) is held by another table (and
+        # `notes`, keyless too, holds only that pair, which `facts` holds).
+        assert checker.queries == 2
+
+
+@pytest.mark.parametrize(
+    ("first", "values"),
+    [
+        ("total REAL", [f"{100 + i * 7.25}" for i in range(20)]),  # an amount, not a key
+        ("viewed_at TEXT", [f"'2024-01-{i + 1:02d} 10:00'" for i in range(20)]),  # a time
+    ],
+)
+def test_a_unique_first_column_of_amounts_or_times_is_no_key(
+    tmp_path: Path, first: str, values: list[str]
+) -> None:
+    column = first.split()[0]
+    script = f"""
+    CREATE TABLE invoices ({first}, note TEXT);
+    CREATE TABLE payments (payment INTEGER, {column} {first.split()[1]});
+    INSERT INTO invoices VALUES {", ".join(f"({v}, 'x')" for v in values)};
+    INSERT INTO payments VALUES {", ".join(f"({i}, {v})" for i, v in enumerate(values[:12]))};
+    """
+    assert ("payments", column) not in _joins(_graph(tmp_path, script))

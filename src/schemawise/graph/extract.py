@@ -41,6 +41,7 @@ from schemawise.graph.naming import (
     ends_with,
     entity_words,
     is_generic,
+    is_time,
     singular_words,
     split_identifier,
     type_family,
@@ -53,8 +54,10 @@ REJECT_INCLUSION = 0.9
 # A column that is not named as a key is taken for one when unique over at least this many
 # rows (any two rows are unique by chance), and a pair of key-like columns likewise.
 MIN_ROWS_MEASURED = 10
-# Pairs of key-like columns are tried only in tables with this many at most (28 pairs).
+# Pairs of key-like columns are tried only in tables with this many at most (28 pairs), and
+# this many pairs at most in a graph (each a DISTINCT over a table).
 MAX_KEY_LIKE_PAIRED = 8
+MAX_COMPOSITE_PROBES = 200
 
 Progress = Callable[[str], None]
 
@@ -234,7 +237,12 @@ def _measured_keys(
         for position, column in enumerate(table.columns):
             words = split_identifier(column.name)
             key_like = bool(words) and words[-1] in KEY_WORDS
-            first = position == 0 and not is_generic(column.name) and key_family(column.type)
+            first = (
+                position == 0
+                and not is_generic(column.name)
+                and key_family(column.type)
+                and not is_time(column.type, column.name)  # unique timestamps are no key
+            )
             if not (key_like or first):
                 continue
             measured = checker.uniqueness(
@@ -253,12 +261,19 @@ def _measured_composite_keys(
 ) -> dict[str, list[str]]:
     """A table that declares no key and has no single key column: the first two of its
     key-like columns, in table order, unique together on the data (`Teams (yearID, teamID)`,
-    a team's season), when its key-like columns are few enough to try each pair. The rows
-    other tables hold by the same names may reference it (infer.composite_candidates)."""
+    a team's season), when its key-like columns are few enough to try each pair. Only a pair
+    another table holds by the same names is tried (only such a table could reference it:
+    infer.composite_candidates), within the checks' time budget and MAX_COMPOSITE_PROBES."""
     if checker is None:
         return {}
     keyed = {table for table, _ in single}
+    holders: dict[str, set[str]] = defaultdict(set)  # column name → the tables holding it
+    for other in graph.tables:
+        if other.kind == "table":
+            for column in other.columns:
+                holders[column.name.lower()].add(other.name)
     found: dict[str, list[str]] = {}
+    probes = 0
     for table in graph.tables:
         if table.kind != "table" or table.primary_key or table.unique or table.name in keyed:
             continue
@@ -270,8 +285,12 @@ def _measured_composite_keys(
         if len(key_like) > MAX_KEY_LIKE_PAIRED:
             continue
         for pair in combinations(key_like, 2):
-            if not names_a_composite(list(pair)):
+            others = holders[pair[0].lower()] & holders[pair[1].lower()] - {table.name}
+            if not names_a_composite(list(pair)) or not others:
                 continue
+            if checker.out_of_time or probes >= MAX_COMPOSITE_PROBES:
+                return found
+            probes += 1
             measured = checker.uniqueness(table.name, [real.get((table.name, c), c) for c in pair])
             if measured.unique and measured.rows >= MIN_ROWS_MEASURED:
                 found[table.name] = list(pair)
@@ -338,43 +357,21 @@ def _infer(
     back = conventions.restore(names)
     measured_view = _measured_keys(view, checker, back)
     measured = {(t, back.get((t, c), c)) for t, c in measured_view}
-    composites = _measured_composite_keys(view, checker, back, measured_view)
     candidates: list[Candidate] = _restored(name_candidates(view, measured_view), back)
-    candidates += _restored(composite_candidates(view, composites), back)
+    candidates += _restored(composite_candidates(view), back)
     if query_log:
         pairs = join_pairs(query_log, graph.dialect)
         candidates += query_log_candidates(graph, pairs)
         graph.problems.extend(unread_log_problems(query_log, pairs))
     kept: dict[frozenset[tuple[str, tuple[str, ...]]], Edge] = {}
     for candidate in candidates:
-        edge = candidate.edge
-        key = edge.unordered_key()
-        if key in taken:
-            continue
-        verdict = _confirm(edge, graph, checker, candidate.needs_confirmation)
-        for fallback in candidate.fallbacks if verdict is None and checker is not None else []:
-            # The data rejected the best-named parent: a less likely one must be confirmed.
-            if fallback.unordered_key() in taken:
-                continue
-            verdict = _confirm(fallback, graph, checker, needs_confirmation=True)
-            if verdict is not None:
-                verdict.evidence.notes.append(
-                    f"{edge.parent_table}.{edge.parent_columns[0]}, named more alike, "
-                    "does not hold its values"
-                )
-                key = verdict.unordered_key()
-                break
-        if verdict is None:
-            continue
-        previous = kept.get(key)
-        if previous is None or verdict.confidence > previous.confidence:
-            if previous is not None:
-                verdict.evidence.notes.append(f"also found by {previous.source}")
-                _keep_log_count(verdict, previous)
-            kept[key] = verdict
-        elif previous.source != verdict.source:
-            previous.evidence.notes.append(f"also found by {verdict.source}")
-            _keep_log_count(previous, verdict)
+        _take(candidate, kept, taken, graph, checker)
+    # Composite keys no table declares, measured on the data, and the references to them:
+    # after the named joins are confirmed, so that on a large catalog the checks' time budget
+    # goes to those first.
+    composites = _measured_composite_keys(view, checker, back, measured_view)
+    for candidate in _restored(composite_candidates(view, composites, set(composites)), back):
+        _take(candidate, kept, taken, graph, checker)
     # Composite references the data confirmed that a smaller one of the same child implies.
     for edge in implied_composites(list(kept.values()), graph):
         del kept[edge.unordered_key()]
@@ -398,6 +395,44 @@ def _infer(
             if edge.unordered_key() not in taken and edge.unordered_key() not in kept:
                 kept[edge.unordered_key()] = edge
     graph.edges.extend(kept.values())
+
+
+def _take(
+    candidate: Candidate,
+    kept: dict[frozenset[tuple[str, tuple[str, ...]]], Edge],
+    taken: set[frozenset[tuple[str, tuple[str, ...]]]],
+    graph: SchemaGraph,
+    checker: DataChecker | None,
+) -> None:
+    """Confirm a candidate (or, rejected, one of its fallbacks) and keep the better verdict."""
+    edge = candidate.edge
+    key = edge.unordered_key()
+    if key in taken:
+        return
+    verdict = _confirm(edge, graph, checker, candidate.needs_confirmation)
+    for fallback in candidate.fallbacks if verdict is None and checker is not None else []:
+        # The data rejected the best-named parent: a less likely one must be confirmed.
+        if fallback.unordered_key() in taken:
+            continue
+        verdict = _confirm(fallback, graph, checker, needs_confirmation=True)
+        if verdict is not None:
+            verdict.evidence.notes.append(
+                f"{edge.parent_table}.{edge.parent_columns[0]}, named more alike, "
+                "does not hold its values"
+            )
+            key = verdict.unordered_key()
+            break
+    if verdict is None:
+        return
+    previous = kept.get(key)
+    if previous is None or verdict.confidence > previous.confidence:
+        if previous is not None:
+            verdict.evidence.notes.append(f"also found by {previous.source}")
+            _keep_log_count(verdict, previous)
+        kept[key] = verdict
+    elif previous.source != verdict.source:
+        previous.evidence.notes.append(f"also found by {verdict.source}")
+        _keep_log_count(previous, verdict)
 
 
 def _restored(found: list[Candidate], back: dict[tuple[str, str], str]) -> list[Candidate]:

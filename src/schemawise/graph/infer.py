@@ -344,14 +344,17 @@ MAX_COMPOSITE_CHECKS = 40
 
 
 def composite_candidates(
-    graph: SchemaGraph, measured: dict[str, list[str]] | None = None
+    graph: SchemaGraph,
+    measured: dict[str, list[str]] | None = None,
+    only: set[str] | None = None,
 ) -> list[Candidate]:
     """A table holding columns named as another table's composite key is (`lineitem`'s
     part and supplier keys → `partsupp`'s key; a return's order number and item → the sale's
     key): one candidate for the pair, which only the data may confirm. Both directions are
     offered when the two tables share the key's names as their own keys (a return and its
     sale); inclusion on the data tells which one is the child. `measured`: the composite keys
-    of tables that declare none, unique on the data (extract._measured_composite_keys)."""
+    of tables that declare none, unique on the data (extract._measured_composite_keys). `only`:
+    the parent tables to read (None: all)."""
     out: list[Candidate] = []
     # Each table's columns by lower-case name, once: a catalog of thousands of tables is
     # walked once per composite key.
@@ -360,6 +363,8 @@ def composite_candidates(
     }
     roles_of = RoleIndex(by_name)
     for parent in graph.tables:
+        if only is not None and parent.name not in only:
+            continue
         key = parent.primary_key or (measured or {}).get(parent.name, [])
         # A part that is only an identifier (`(tenant_id, id)`) is every table's own row id,
         # and a key of generic words alone (`(year, type)`) names nothing; a generic part
@@ -710,8 +715,9 @@ _KEY_FAMILIES = frozenset({"integer", "text", "any", "number"})
 
 
 def key_family(type_name: str) -> bool:
-    """A type keys are written in: integers, text (or no declared type, in SQLite)."""
-    return type_family(type_name) in _KEY_FAMILIES
+    """A type keys are written in: integers, text (or no declared type, in SQLite); not a
+    decimal amount."""
+    return type_family(type_name) in {"integer", "text", "any"}
 
 
 def containment_candidates(

@@ -217,6 +217,15 @@ def is_generic(name: str) -> bool:
     return not words or all(w in GENERIC_WORDS for w in words)
 
 
+# Words a column about time is named with (`order_date`, `created_at`, `fiscal_year`).
+TIME_WORDS = frozenset({"date", "time", "year", "month", "day", "timestamp", "at", "dt"})
+
+
+def is_time(type_name: str, name: str) -> bool:
+    """A column about time: a temporal type, or a name with a word of time."""
+    return type_family(type_name) == "temporal" or bool(set(singular_words(name)) & TIME_WORDS)
+
+
 @lru_cache(maxsize=4096)
 def type_family(type_name: str) -> str:
     """Coarse type classes for deciding whether two columns could hold the same values."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from schemawise.enrich.metadata import Metadata
 from schemawise.graph.model import SchemaGraph, Table
-from schemawise.graph.naming import type_family
+from schemawise.graph.naming import is_time
 
 # Word and value handling comes from the leaf modules of retrieve/ (grammar only); pruning
 # never imports the pipeline above it (retrieve/context.py and its stages).
@@ -80,12 +80,6 @@ ColumnFilter = Callable[[str, list[ColumnPick]], list[ColumnPick]]
 
 def has_time_phrase(question: str) -> bool:
     return bool(_TIME_PHRASE.search(question))
-
-
-def is_time(type_name: str, name: str) -> bool:
-    return type_family(type_name) == "temporal" or bool(
-        identifier_words(name) & {"date", "time", "year", "month", "day", "timestamp", "at", "dt"}
-    )
 
 
 def _column_text(table: Table, column: str, meta: Metadata | None) -> set[str]:

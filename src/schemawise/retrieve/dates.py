@@ -5,8 +5,8 @@ that table though no word of the question names it. Pure: reads the graph only."
 from __future__ import annotations
 
 from schemawise.graph.model import SchemaGraph, Table
-from schemawise.graph.naming import type_family
-from schemawise.prune.columns import has_time_phrase, is_time
+from schemawise.graph.naming import is_time, type_family
+from schemawise.prune.columns import has_time_phrase
 
 # A table of dates has a date-typed column and at least this many columns about time (year,
 # month, day, quarter, …): one date column alone is an attribute (a hire date), not a calendar.
