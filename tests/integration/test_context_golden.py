@@ -39,10 +39,15 @@ FLOOR_MISSES = {
 }
 
 
-def _off_topic(question: str) -> object:
-    reason = FLOOR_MISSES.get(question)
+def _expected(value: object, question: str, misses: dict[str, str], id_: str = "") -> object:
+    """A case as a test parameter, a strict expected failure when `misses` names it."""
+    reason = misses.get(question)
     marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(question, marks=marks, id=question)
+    return pytest.param(value, marks=marks, id=id_ or question)
+
+
+def _off_topic(question: str) -> object:
+    return _expected(question, question, FLOOR_MISSES)
 
 
 # Value questions whose pack the floor keeps but whose tables are others (table choice, not
@@ -54,9 +59,7 @@ VALUE_MISSES = {
 
 
 def _value_case(case: dict[str, object]) -> object:
-    reason = VALUE_MISSES.get(str(case["question"]))
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(case, marks=marks, id=str(case["question"]))
+    return _expected(case, str(case["question"]), VALUE_MISSES)
 
 
 @pytest.mark.parametrize("case", [_value_case(c) for c in VALUE_QUESTIONS])
@@ -71,9 +74,7 @@ def test_with_the_floor_a_question_about_values_keeps_its_tables(
 
 
 def _case(case: dict[str, object]) -> object:
-    reason = KNOWN_MISSES.get(str(case["question"]))
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(case, marks=marks, id=str(case["question"]))
+    return _expected(case, str(case["question"]), KNOWN_MISSES)
 
 
 @pytest.fixture(scope="module")
@@ -266,9 +267,7 @@ FOLLOW_UP_MISSES = {
 
 
 def _follow_up(case: dict[str, object]) -> object:
-    reason = FOLLOW_UP_MISSES.get(str(case["question"]))
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(case, marks=marks, id=_follow_up_id(case))
+    return _expected(case, str(case["question"]), FOLLOW_UP_MISSES, _follow_up_id(case))
 
 
 @pytest.mark.parametrize("case", [_follow_up(c) for c in FOLLOW_UPS])
@@ -327,9 +326,8 @@ ELSEWHERE_MISSES = {
 
 
 def _moving(case: dict[str, object]) -> object:
-    reason = ELSEWHERE_MISSES.get(str(case["question"])) if case.get("stays") else None
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(case, marks=marks, id=f"{case['from']} → {case['question']}")
+    misses = ELSEWHERE_MISSES if case.get("stays") else {}
+    return _expected(case, str(case["question"]), misses, f"{case['from']} → {case['question']}")
 
 
 @pytest.mark.parametrize("case", [_moving(c) for c in FOLLOW_UPS_MOVING])
