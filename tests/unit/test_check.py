@@ -611,3 +611,27 @@ def test_lineage_through_many_wide_ctes_is_followed_once_per_column() -> None:
     sql = "WITH " + ", ".join(ctes) + f" SELECT sum(t{depth}.c0) FROM t{depth}"
     problems = check_sql(sql, GRAPH, fanout="auto").fanout
     assert [p.model_dump()["through"] for p in problems] == ["t0"]
+
+
+@pytest.mark.parametrize(
+    ("sql", "risky"),
+    [
+        # A derived table that only filters orders is orders: joined to its items, repeated.
+        ("SELECT sum(x.amt) FROM (SELECT order_id, amt FROM orders WHERE amt > 0) x "
+         "JOIN order_items oi ON oi.order_id = x.order_id", True),
+        ("SELECT sum(x.amt) FROM (SELECT * FROM orders) x "
+         "JOIN order_items oi ON oi.order_id = x.order_id", True),
+        # The items' own quantities are not repeated by their order.
+        ("SELECT sum(oi.quantity) FROM (SELECT order_id, amt FROM orders WHERE amt > 0) x "
+         "JOIN order_items oi ON oi.order_id = x.order_id", False),
+        # Renamed outputs are not the table's columns: not read as the table (and no error).
+        ("SELECT sum(x.amt) FROM (SELECT order_id AS oid, amt FROM orders) x "
+         "JOIN order_items oi ON oi.order_id = x.oid", False),
+    ],
+)  # fmt: skip
+def test_a_derived_table_that_only_filters_one_table_joins_as_that_table(
+    sql: str, risky: bool
+) -> None:
+    result = check_sql(sql, GRAPH, fanout="auto")
+    assert bool(result.fanout) is risky
+    assert [p.type for p in result.errors if p.type != "fanout_risk"] == []

@@ -116,6 +116,31 @@ def _links(predicate: exp.Expr, known: set[str]) -> list[set[str]]:
     return links
 
 
+def _filter_of_one_table(source: Scope, graph: SchemaGraph) -> str | None:
+    """The table a derived source only filters: one table, no join, no grouping, DISTINCT,
+    aggregate or window, every output a column of it under its own name (`(SELECT order_id,
+    amt FROM orders WHERE amt > 0) x`). Joined on, it is that table's rows: a join to its many
+    side repeats them as it would the table's."""
+    select = source.expression
+    if not isinstance(select, exp.Select) or select.args.get("joins"):
+        return None
+    if any(select.args.get(part) for part in ("group", "distinct", "qualify", "having")):
+        return None
+    sources = list(source.selected_sources.values())
+    if len(sources) != 1 or not isinstance(sources[0][1], exp.Table):
+        return None
+    table = find_table(graph, sources[0][1])
+    if table is None:
+        return None
+    for output in select.expressions:
+        if isinstance(output, exp.Star):
+            continue
+        column = output.unalias()
+        if not isinstance(column, exp.Column) or output.alias_or_name != column.name:
+            return None
+    return table.name
+
+
 def _returns_one_row(source: Scope) -> bool:
     select = source.expression
     if not isinstance(select, exp.Select):
@@ -274,6 +299,8 @@ def analyse(tree: exp.Expression, graph: SchemaGraph) -> list[ScopeJoins]:
             node = source[1]
             if isinstance(node, exp.Table) and (table := find_table(graph, node)) is not None:
                 facts.tables[alias] = table.name
+            elif isinstance(node, Scope) and (wrapped := _filter_of_one_table(node, graph)):
+                facts.tables[alias] = wrapped  # its rows and columns are the table's
             else:
                 facts.others.add(alias)
                 if isinstance(node, Scope) and _returns_one_row(node):
