@@ -65,7 +65,7 @@ from schemawise.retrieve.settings import RETRIEVAL, ContextSettings
 from schemawise.retrieve.source_choice import second_opinion, vote
 from schemawise.retrieve.tables import choose_tables
 from schemawise.retrieve.unknown_names import unknown_names
-from schemawise.retrieve.words import AGGREGATING, proper_names, read_question
+from schemawise.retrieve.words import AGGREGATING, compounds, proper_names, read_question
 
 # The relevance floor reads the question against this many of the tables the search found best
 # (`RelevanceFloor.card_reading`): a pack holds six at most, and each card read costs ~6 ms.
@@ -209,9 +209,11 @@ def _relevance_of(
     if relevance.named:
         return relevance
     if floor is not None and (reader := word_reader()) is not None:
-        if names := proper_names(asked):
-            lexemes = store.word_lexemes(conn, names)
-            relevance.names_found = [n for n in names if lexemes.get(n, set()) & read.words_found]
+        # Names and two-word phrases run together ("quick play" → quickplay) that the data
+        # holds: the question is about values of this database, however far it reads.
+        if written := [*proper_names(asked), *compounds(asked)]:
+            lexemes = store.word_lexemes(conn, written)
+            relevance.names_found = [w for w in written if lexemes.get(w, set()) & read.words_found]
         tables = [t for h in read.hits for t in h.table.split(TABLE_SEPARATOR)]
         best = list(dict.fromkeys(tables))[:CARDS_READ]
         relevance.card_similarity = nearest_card(text, graphs[read.source], best, reader)

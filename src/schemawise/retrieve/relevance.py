@@ -43,9 +43,10 @@ class Relevance(BaseModel):
     # as a sentence, to the nearest card (`orders: order id, customer id, amount`) of the
     # tables the search found best in the database (card_reading.nearest_card).
     card_similarity: float | None = None
-    # Names the question writes with a capital (no sentence starting with them) that the
-    # database's documents hold ("Paris", "Jane", "Peacock"): a question about values of the
-    # data, which the card bar does not judge (its words are the data's, not the tables').
+    # Names the question writes with a capital (no sentence starting with them), and pairs of
+    # adjacent words run together, that the database's documents hold ("Paris", "Peacock",
+    # "quickplay"): a question about values of the data, which the card bar does not judge
+    # (its words are the data's, not the tables').
     names_found: list[str] = []
 
 
