@@ -220,6 +220,12 @@ def _add_view_lineage(graph: SchemaGraph, definitions: dict[str, str], dialect: 
             )
 
 
+def _key_like(name: str) -> bool:
+    """Named as a key: its last word is a key word (`…_id`, `…code`, `…key`)."""
+    words = split_identifier(name)
+    return bool(words) and words[-1] in KEY_WORDS
+
+
 def _measured_keys(
     graph: SchemaGraph, checker: DataChecker | None, real: dict[tuple[str, str], str]
 ) -> set[tuple[str, str]]:
@@ -235,8 +241,7 @@ def _measured_keys(
         if table.kind != "table" or table.primary_key or table.unique:
             continue
         for position, column in enumerate(table.columns):
-            words = split_identifier(column.name)
-            key_like = bool(words) and words[-1] in KEY_WORDS
+            key_like = _key_like(column.name)
             first = (
                 position == 0
                 and not is_generic(column.name)
@@ -277,11 +282,7 @@ def _measured_composite_keys(
     for table in graph.tables:
         if table.kind != "table" or table.primary_key or table.unique or table.name in keyed:
             continue
-        key_like = [
-            c.name
-            for c in table.columns
-            if (words := split_identifier(c.name)) and words[-1] in KEY_WORDS
-        ]
+        key_like = [c.name for c in table.columns if _key_like(c.name)]
         if len(key_like) > MAX_KEY_LIKE_PAIRED:
             continue
         for pair in combinations(key_like, 2):

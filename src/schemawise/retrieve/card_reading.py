@@ -24,11 +24,10 @@ from schemawise.retrieve.by_version import ByVersion
 if TYPE_CHECKING:
     from schemawise.index.embed import Embedder
 
-# Card vectors by schema version and reader (by_version.py): every table's, for the vote; and
-# those read so far one by one, for the relevance floor (a catalog of 2,000 tables is not read
-# whole for one question).
-_CARDS: ByVersion[np.ndarray] = ByVersion()
-_SOME_CARDS: ByVersion[dict[str, np.ndarray]] = ByVersion()
+# Card vectors by schema version and reader (by_version.py), table name → unit vector: read
+# whole for the vote, table by table for the relevance floor (a catalog of 2,000 tables is not
+# read whole for one question), each card once.
+_CARDS: ByVersion[dict[str, np.ndarray]] = ByVersion()
 
 
 def card_text(graph: SchemaGraph, table_index: int) -> str:
@@ -41,13 +40,22 @@ def card_text(graph: SchemaGraph, table_index: int) -> str:
 
 def card_vectors(graph: SchemaGraph, reader: Embedder) -> np.ndarray:
     """One unit vector per table of the graph, in its order."""
+    if not graph.tables:
+        return np.zeros((0, reader.dim))
+    read = _read_cards(graph, [t.name for t in graph.tables], reader)
+    return np.stack([read[t.name] for t in graph.tables])
 
-    def build(g: SchemaGraph) -> np.ndarray:
-        if not g.tables:
-            return np.zeros((0, reader.dim))
-        return _unit(reader.embed([card_text(g, i) for i in range(len(g.tables))]))
 
-    return _CARDS.of(graph, f"cards:{reader.name}", build)
+def _read_cards(graph: SchemaGraph, tables: list[str], reader: Embedder) -> dict[str, np.ndarray]:
+    """The cards read so far for this schema version, with `tables` (the graph's) among them:
+    those not yet read are embedded in one call."""
+    read = _CARDS.of(graph, f"cards:{reader.name}", lambda g: {})
+    missing = [t for t in dict.fromkeys(tables) if t not in read]
+    if missing:
+        index = {t.name: i for i, t in enumerate(graph.tables)}
+        vectors = _unit(reader.embed([card_text(graph, index[t]) for t in missing]))
+        read.update(zip(missing, vectors, strict=True))
+    return read
 
 
 def card_nearness(
@@ -70,15 +78,11 @@ def nearest_card(
 ) -> float | None:
     """The cosine similarity of the question to the nearest card of `tables` (names of the
     graph's tables; others are skipped), or None when none is the graph's."""
-    read = _SOME_CARDS.of(graph, f"some-cards:{reader.name}", lambda g: {})
-    index = {t.name: i for i, t in enumerate(graph.tables)}
-    wanted = [t for t in dict.fromkeys(tables) if t in index]
-    missing = [t for t in wanted if t not in read]
-    if missing:
-        vectors = _unit(reader.embed([card_text(graph, index[t]) for t in missing]))
-        read.update(zip(missing, vectors, strict=True))
+    known = {t.name for t in graph.tables}
+    wanted = [t for t in dict.fromkeys(tables) if t in known]
     if not wanted:
         return None
+    read = _read_cards(graph, wanted, reader)
     asked = _unit(reader.embed([question]))[0]
     return float(max(read[t] @ asked for t in wanted))
 

@@ -83,14 +83,8 @@ def _grouped_keys(select: exp.Select, facts: ScopeJoins, graph: SchemaGraph) -> 
     group = select.args.get("group")
     if not group:
         return set()
-    grouped = {(c.table, c.name.lower()) for c in group.find_all(exp.Column)}
-    out = set()
-    for alias, name in facts.tables.items():
-        table = graph.table(name)
-        key = [k.lower() for k in table.primary_key] if table else []
-        if key and all((alias, k) in grouped for k in key):
-            out.add(alias)
-    return out
+    grouped = {(id(facts), c.table, c.name.lower()) for c in group.find_all(exp.Column)}
+    return _keys_grouped(facts, grouped, graph)
 
 
 def fanout_problems(
